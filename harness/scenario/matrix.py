@@ -1,0 +1,61 @@
+"""Matrix expansion: one validated scenario per combination of the matrix values."""
+
+import itertools
+import re
+from typing import Any
+
+from harness.scenario.errors import Problem, ScenarioError
+from harness.scenario.loader import validate_scenario
+from harness.scenario.model import Scenario
+from harness.scenario.overrides import set_dotted
+
+
+def _slug(value: Any) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", str(value).lower()).strip("-")
+
+
+def _labels(keys: list[str]) -> list[str]:
+    """The last key segment names a variant part, unless two keys share it."""
+    last = [k.split(".")[-1] for k in keys]
+    return [k if last.count(short) > 1 else short for k, short in zip(keys, last, strict=True)]
+
+
+def variant_name(keys: list[str], values: tuple[Any, ...]) -> str:
+    """`instant-mode-blocking`: safe for the run directory name `<scenario>-<ts>-<variant>`."""
+    labels = _labels(keys)
+    return "-".join(f"{_slug(k)}-{_slug(v)}" for k, v in zip(labels, values, strict=True))
+
+
+def expand_matrix(scenario: Scenario) -> list[tuple[str, Scenario]]:
+    """[(variant name, resolved scenario with an empty matrix)]; [("", scenario)] without one.
+
+    Variants come in the order of the cartesian product of the matrix values, keys in file
+    order, so interleaving repetitions stays deterministic.
+    """
+    if not scenario.matrix:
+        return [("", scenario)]
+    keys = list(scenario.matrix)
+    base = scenario.model_dump(mode="json")
+    base["matrix"] = {}
+    variants: list[tuple[str, Scenario]] = []
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
+    for values in itertools.product(*(scenario.matrix[k] for k in keys)):
+        raw = base
+        for key, value in zip(keys, values, strict=True):
+            raw = set_dotted(raw, key, value)
+        label = ", ".join(f"{k}={v!r}" for k, v in zip(keys, values, strict=True))
+        try:
+            variant = validate_scenario(raw, scenario.source_file)
+        except ScenarioError as exc:
+            problems += [
+                Problem(p.key, f"{p.message} [matrix variant {label}]", p.value)
+                for p in exc.problems
+            ]
+            continue
+        name = variant_name(keys, values)
+        seen[name] = seen.get(name, 0) + 1
+        variants.append((name if seen[name] == 1 else f"{name}-{seen[name]}", variant))
+    if problems:
+        raise ScenarioError(scenario.source_file, problems)
+    return variants

@@ -1,0 +1,146 @@
+"""The scenario model: one pydantic class per section of the scenario file (DESIGN.md).
+
+Defaults follow DESIGN.md's example. Cross-field rules live in `rules.py`.
+"""
+
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import Field, PrivateAttr, model_validator
+from pydantic_core import PydanticCustomError
+
+from harness.scenario.base import NonNegFloat, NonNegInt, PosFloat, PosInt, Strict
+from harness.scenario.faults import Fault
+from harness.scenario.keys import get_dotted
+from harness.scenario.rate import ConstantRate, Rate
+from harness.scenario.rules import cross_field_problems
+
+CheckName = Literal["exactly_once", "timeline", "unique_keys", "bank", "isolation"]
+
+
+class Cluster(Strict):
+    backend: Literal["local", "standalone", "docker"] = "local"
+    workers: PosInt = 2
+    cores_per_worker: PosInt = 1
+
+
+class Storage(Strict):
+    latency_ms: NonNegFloat = 0
+
+
+class Compaction(Strict):
+    every_s: NonNegFloat = 0  # 0 = off; mor tables only
+
+
+class TableSpec(Strict):
+    type: Literal["cow", "mor"] = "cow"
+    key: str = "id"
+    file_groups: PosInt = 8
+    index: Literal["bucket", "dynamic"] = "bucket"
+    storage: Storage = Field(default_factory=Storage)
+    compaction: Compaction = Field(default_factory=Compaction)
+    path: str | None = None  # None: the table lives in the run directory
+
+
+class Source(Strict):
+    mode: Literal["append", "upsert", "bank"] = "append"
+    rate: Rate = Field(default_factory=ConstantRate)
+    keys: PosInt = 100000
+    accounts: Annotated[int, Field(ge=2)] = 8  # a transfer needs two accounts
+    payload_bytes: NonNegInt = 100
+
+
+class TrueTime(Strict):
+    max_skew_ms: NonNegFloat = 200
+
+
+class SafetySpec(Strict):
+    """The engine's safety switches; the detection table turns each off in a scenario."""
+
+    occ: bool = True
+    pk_check: bool = True
+    put_if_absent: bool = True
+    strict_monotonic: bool = True
+    completion_time_slicing: bool = True
+    subsume_acks: bool = True
+    coordinator_state: bool = True
+    fencing: bool = True
+    truetime_wait: bool = True
+    lazy_rollback: bool = True
+
+
+class EngineSpec(Strict):
+    instant_mode: Literal["async", "blocking"] = "async"
+    sink: Literal["engine", "raw_parquet"] = "engine"
+    checkpoint_interval_s: PosFloat = 2
+    writers: PosInt = 2
+    write_batch_rows: PosInt = 50000
+    truetime: TrueTime = Field(default_factory=TrueTime)
+    commit_ack_timeout_s: PosFloat = 60
+    safety: SafetySpec = Field(default_factory=SafetySpec)
+
+
+class BatchWriters(Strict):
+    count: NonNegInt = 0
+    every_s: PosFloat = 1
+    op: Literal["upsert", "insert", "transfer"] = "upsert"
+    rows_per_commit: PosInt = 1000
+
+
+class Readers(Strict):
+    concurrent: NonNegInt = 1
+    every_s: PosFloat = 5
+
+
+class Slo(Strict):
+    freshness_p99_s: PosFloat | None = 10
+
+
+class Scenario(Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]
+    seed: int = 42
+    warmup_s: NonNegFloat = 10
+    duration_s: PosFloat = 60
+    cluster: Cluster = Field(default_factory=Cluster)
+    table: TableSpec = Field(default_factory=TableSpec)
+    source: Source = Field(default_factory=Source)
+    engine: EngineSpec = Field(default_factory=EngineSpec)
+    batch_writers: BatchWriters = Field(default_factory=BatchWriters)
+    faults: list[Fault] = Field(default_factory=list)
+    readers: Readers = Field(default_factory=Readers)
+    checks: list[CheckName] = Field(
+        default_factory=lambda: ["exactly_once", "timeline", "unique_keys", "isolation"]
+    )
+    slo: Slo = Field(default_factory=Slo)
+    matrix: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
+    repeat: PosInt = 1
+
+    # Where the scenario came from, for error messages about it (not part of the file).
+    _source: str = PrivateAttr(default="<scenario>")
+
+    @model_validator(mode="after")
+    def _cross_field(self) -> "Scenario":
+        problems = cross_field_problems(self)
+        if problems:
+            # A custom error keeps pydantic's flow; errors.py unpacks the problems by key.
+            raise PydanticCustomError(
+                "scenario_rules", "{summary}", {"summary": problems[0].text(), "problems": problems}
+            )
+        return self
+
+    @property
+    def run_s(self) -> float:
+        """Seconds from run start to run end: the warm-up comes before the measured duration."""
+        return self.warmup_s + self.duration_s
+
+    @property
+    def source_file(self) -> str:
+        return self._source
+
+    def get(self, dotted_key: str) -> Any:
+        """The value at a dotted key such as `engine.instant_mode` or `faults.0.at_s`."""
+        return get_dotted(self, dotted_key)
+
+    def to_yaml(self) -> str:
+        """The scenario as resolved (every default filled in); loads back to an equal model."""
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)

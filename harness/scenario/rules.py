@@ -1,0 +1,141 @@
+"""Cross-field rules of a scenario: things no single key can check on its own."""
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from harness.scenario.errors import Problem
+from harness.scenario.faults import CLUSTER_FAULTS
+from harness.scenario.keys import DottedKeyError, resolve
+
+if TYPE_CHECKING:
+    from harness.scenario.model import Scenario
+
+# Keys a matrix may not vary: they identify the scenario or the matrix itself.
+_NOT_IN_MATRIX = ("name", "matrix")
+
+
+def cross_field_problems(s: "Scenario") -> list[Problem]:
+    return [
+        *_check_problems(s),
+        *_writer_problems(s),
+        *[p for i, f in enumerate(s.faults) for p in _fault_problems(s, i, f)],
+        *_matrix_problems(s),
+    ]
+
+
+def _check_problems(s: "Scenario") -> list[Problem]:
+    problems = []
+    if len(set(s.checks)) != len(s.checks):
+        problems.append(Problem("checks", "each check may appear once", s.checks))
+    if "bank" in s.checks and s.source.mode != "bank":
+        problems.append(
+            Problem(
+                "checks",
+                f"the bank check needs source.mode bank (source.mode is {s.source.mode!r}); "
+                "allowed: drop bank from checks or set source.mode: bank",
+                s.checks,
+            )
+        )
+    return problems
+
+
+def _writer_problems(s: "Scenario") -> list[Problem]:
+    problems = []
+    bw = s.batch_writers
+    if bw.count and (bw.op == "transfer") != (s.source.mode == "bank"):
+        # Upserts would break the bank's constant total; transfers need accounts.
+        problems.append(
+            Problem(
+                "batch_writers.op",
+                f"with source.mode {s.source.mode!r} allowed: "
+                + ("transfer" if s.source.mode == "bank" else "upsert, insert"),
+                bw.op,
+            )
+        )
+    if s.table.compaction.every_s and s.table.type != "mor":
+        problems.append(
+            Problem(
+                "table.compaction.every_s",
+                f"compaction needs table.type mor (table.type is {s.table.type!r}); allowed: 0",
+                s.table.compaction.every_s,
+            )
+        )
+    return problems
+
+
+def _fault_problems(s: "Scenario", i: int, fault: Any) -> list[Problem]:
+    key = f"faults.{i}"
+    problems = []
+    backends = CLUSTER_FAULTS.get(fault.kind)
+    if backends and s.cluster.backend not in backends:
+        problems.append(
+            Problem(
+                f"{key}.kind",
+                f"{fault.kind} cannot be applied on cluster.backend {s.cluster.backend!r}; "
+                f"allowed backends: {', '.join(backends)}",
+                fault.kind,
+            )
+        )
+    run_s = s.run_s
+    if fault.at_s >= run_s:
+        problems.append(
+            Problem(
+                f"{key}.at_s",
+                f"must fall inside the run; allowed: 0 <= at_s < {run_s:g} (warmup_s + duration_s)",
+                fault.at_s,
+            )
+        )
+    elif fault.at_s + fault.span_s > run_s:
+        problems.append(
+            Problem(
+                f"{key}.duration_s",
+                f"the fault must end by the end of the run; allowed: "
+                f"at most {run_s - fault.at_s:g}",
+                fault.span_s,
+            )
+        )
+    every, count = getattr(fault, "every_s", None), getattr(fault, "count", None)
+    if every and count and fault.at_s + every * (count - 1) >= run_s:
+        problems.append(
+            Problem(
+                f"{key}.count",
+                f"occurrences every {every:g} s from {fault.at_s:g} s must "
+                f"start before {run_s:g} s; allowed: at most "
+                f"{int((run_s - fault.at_s - 1e-9) // every) + 1}",
+                count,
+            )
+        )
+    target_problem = _target_problem(s, getattr(fault, "target", ""))
+    if target_problem:
+        problems.append(Problem(f"{key}.target", target_problem, fault.target))
+    return problems
+
+
+def _target_problem(s: "Scenario", target: str) -> str | None:
+    match = re.fullmatch(r"(writer|batch_writer|worker):(\d+)", target)
+    if not match:
+        return None
+    role, n = match.group(1), int(match.group(2))
+    limit, source = {
+        "writer": (s.engine.writers, "engine.writers"),
+        "batch_writer": (s.batch_writers.count, "batch_writers.count"),
+        "worker": (s.cluster.workers, "cluster.workers"),
+    }[role]
+    if n < limit:
+        return None
+    if limit == 0:
+        return f"there are no {role}s ({source} is 0)"
+    return f"no such {role} ({source} is {limit}); allowed: {role}:0 .. {role}:{limit - 1}"
+
+
+def _matrix_problems(s: "Scenario") -> list[Problem]:
+    problems = []
+    for key in s.matrix:
+        if key.split(".")[0] in _NOT_IN_MATRIX:
+            problems.append(Problem(f"matrix.{key}", "cannot be varied by a matrix"))
+            continue
+        try:
+            resolve(type(s), key)
+        except DottedKeyError as exc:
+            problems.append(Problem(f"matrix.{key}", exc.message))
+    return problems
