@@ -1,0 +1,465 @@
+"""The stream write coordinator (lives in the driver; Hudi's StreamWriteOperatorCoordinator).
+
+Two single-thread executors, as in Hudi 1.1:
+* "meta-event-handle": events, snapshots, commits and recovery, strictly in arrival order,
+  so an ACK is always handled after every event that was accepted before it;
+* "instant-request": instant creation, so a blocking-mode wait for earlier commits never
+  stalls the commits it waits for.
+Shared state (event buffers, instant cache) is guarded by one lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+from engine.config import Safety
+from engine.stream import table_port
+from engine.stream.errors import (
+    CommitFailedError,
+    FencedError,
+    InstantTimeoutError,
+    RecoveryError,
+    StreamError,
+    UnexpectedEventError,
+)
+from engine.stream.recorder import Recorder, null_recorder
+from engine.stream.state import CheckpointStateStore, EpochStore
+from engine.stream.write_meta import BufferEntry, EventBuffers, WriteMetaEvent
+
+log = logging.getLogger(__name__)
+
+FaultHook = Callable[[str, dict[str, Any]], None]
+READY, PENDING, ERROR, OK = "READY", "PENDING", "ERROR", "OK"
+
+
+def _no_fault(point: str, info: dict[str, Any]) -> None:
+    """Default fault hook: no fault."""
+
+
+@dataclass(frozen=True)
+class _Created:
+    instant: str
+    blocked_ms: float
+
+
+class Coordinator:
+    """Creates one instant per checkpoint, buffers WriteMeta, commits on checkpoint ACKs.
+
+    Driver calls: ``restore(c)`` once after a restart (c = last batch Spark committed),
+    ``snapshot(b)`` before the writers of batch b start, ``notify_checkpoint_complete(b)``
+    after Spark durably recorded batch b, ``close()`` at the end. Writers reach
+    ``request_instant`` and ``handle_event`` through a transport.
+    """
+
+    def __init__(
+        self,
+        table: Any,
+        *,
+        parallelism: int,
+        mode: str = "async",
+        safety: Safety | None = None,
+        commit_ack_timeout_s: float = 60.0,
+        recorder: Recorder = null_recorder,
+        state_store: CheckpointStateStore | None = None,
+        epoch_store: EpochStore | None = None,
+        fault_hook: FaultHook = _no_fault,
+    ) -> None:
+        if mode not in ("async", "blocking"):
+            raise ValueError(f"mode must be 'async' or 'blocking', not {mode!r}")
+        self.table = table
+        self.parallelism = parallelism
+        self.mode = mode
+        safety = safety or Safety()
+        self.subsume_acks = safety.subsume_acks
+        self.keep_state = safety.coordinator_state
+        self.fencing = safety.fencing
+        self.commit_ack_timeout_s = commit_ack_timeout_s
+        self.recorder = recorder
+        self.state_store = state_store
+        self.epoch_store = epoch_store
+        self.fault_hook = fault_hook
+        # A restarted coordinator takes a new epoch first: from here on, the old one
+        # (a zombie, maybe only paused) fails its guard on every commit and rollback.
+        self.epoch = epoch_store.advance() if epoch_store is not None else 0
+
+        self._lock = threading.Lock()
+        self._committed = threading.Condition(self._lock)
+        self._buffers = EventBuffers(parallelism)
+        self._instants: dict[int, str] = {}  # checkpoint id -> instant, answers late requests
+        self._creating: dict[int, Future[_Created]] = {}
+        self._current_instant = ""
+        self._last_ack = -1
+        self._ack_times: dict[int, float] = {}
+        self._attempts: dict[tuple[int, int], int] = {}  # (task, ckp) -> newest attempt
+        self._awaiting_bootstrap: set[int] = set()
+        self._failure: BaseException | None = None
+        self._ignored_events = 0
+        self._meta = ThreadPoolExecutor(1, thread_name_prefix="meta-event-handle")
+        self._instant_exec = ThreadPoolExecutor(1, thread_name_prefix="instant-request")
+
+    # ------------------------------------------------------------------ instant requests
+    def request_instant(
+        self, checkpoint_id: int, task_id: int = -1, wait_s: float = 1.0
+    ) -> dict[str, Any]:
+        """Answer READY with the instant for this checkpoint, or PENDING if it is not made
+        within ``wait_s`` (the caller polls again), or ERROR. Never blocks longer."""
+        with self._lock:
+            if self._failure is not None:
+                return {"status": ERROR, "error": f"coordinator failed: {self._failure}"}
+            instant = self._instants.get(checkpoint_id)
+            if instant is not None:
+                return {"status": READY, "instant": instant, "created": False, "blocked_ms": 0.0}
+            if checkpoint_id < self._last_ack:
+                return {
+                    "status": ERROR,
+                    "error": f"checkpoint {checkpoint_id} is older than the last completed "
+                    f"checkpoint {self._last_ack}: a stale writer",
+                }
+            future = self._creating.get(checkpoint_id)
+            created = future is None
+            if future is None:  # at most one creation per checkpoint id (Hudi #19902)
+                future = self._instant_exec.submit(self._create_instant, checkpoint_id)
+                self._creating[checkpoint_id] = future
+        try:
+            result = future.result(timeout=wait_s)
+        except FutureTimeout:
+            return {"status": PENDING, "created": created}
+        except Exception as e:
+            return {"status": ERROR, "error": str(e), "created": created}
+        return {
+            "status": READY,
+            "instant": result.instant,
+            "created": created,
+            "blocked_ms": result.blocked_ms,
+        }
+
+    def _create_instant(self, checkpoint_id: int) -> _Created:
+        try:
+            blocked_ms = self._wait_for_earlier_commits(checkpoint_id)
+            instant, timing = table_port.start_instant(self.table, checkpoint_id, self.epoch)
+            with self._lock:
+                self._buffers.init_new(checkpoint_id, instant)
+                self._instants[checkpoint_id] = instant
+                self._current_instant = max(self._current_instant, instant)
+            self.recorder(
+                "instant_created",
+                {
+                    "checkpoint_id": checkpoint_id,
+                    "instant": instant,
+                    "truetime_sleep_ms": timing.get("truetime_sleep_ms"),
+                    "lock_wait_ms": timing.get("lock_wait_ms"),
+                },
+            )
+            return _Created(instant, blocked_ms)
+        finally:
+            with self._lock:
+                self._creating.pop(checkpoint_id, None)
+
+    def _wait_for_earlier_commits(self, checkpoint_id: int) -> float:
+        """Blocking mode (Hudi's CommitGuard): wait until no earlier instant is pending."""
+        if self.mode != "blocking":
+            return 0.0
+        start = time.monotonic()
+        deadline = start + self.commit_ack_timeout_s
+        with self._lock:
+            while pending := [e.instant for e in self._buffers.entries_before(checkpoint_id)]:
+                if self._failure is not None:
+                    raise StreamError(f"coordinator failed: {self._failure}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise InstantTimeoutError(
+                        f"Timeout while waiting for instants {pending} to commit "
+                        f"(commit_ack_timeout_s={self.commit_ack_timeout_s})"
+                    )
+                self._committed.wait(remaining)
+        return (time.monotonic() - start) * 1000
+
+    # ------------------------------------------------------------------ events
+    def handle_event(self, event: WriteMetaEvent) -> dict[str, Any]:
+        """Accept (validate and queue) a writer event; merging happens on the meta thread,
+        after every event accepted before it and before any ACK that comes after."""
+        with self._lock:
+            if self._failure is not None:
+                return {"status": ERROR, "error": f"coordinator failed: {self._failure}"}
+            if not event.is_empty_bootstrap and event.instant > self._current_instant:
+                err = UnexpectedEventError(
+                    f"Receive an unexpected event for instant {event.instant} from task "
+                    f"{event.task_id}: the coordinator's current instant is "
+                    f"{self._current_instant or 'none'}"
+                )
+                return {"status": ERROR, "error": str(err)}
+        self._meta.submit(self._apply_event, event)
+        return {"status": OK}
+
+    def _apply_event(self, event: WriteMetaEvent) -> None:
+        key = (event.task_id, event.checkpoint_id)
+        commit_now: BufferEntry | None = None
+        with self._lock:
+            if event.is_empty_bootstrap:
+                # Task-only failover: the retried task rewrites everything from its
+                # checkpoint on, so what earlier attempts reported is void.
+                self._attempts[key] = max(self._attempts.get(key, 0), event.attempt)
+                self._buffers.clear_task_from(event.task_id, event.checkpoint_id)
+                return
+            entry = self._buffers.get(event.checkpoint_id)
+            stale_attempt = not event.bootstrap and event.attempt < self._attempts.get(key, 0)
+            if entry is None or entry.instant != event.instant or stale_attempt:
+                # Already committed (a bootstrap re-send), rolled back at recovery, or from
+                # a superseded attempt: its files are orphans that no commit references.
+                self._ignored_events += 1
+                return
+            entry.buffer.add(event)
+            if event.checkpoint_id in self._awaiting_bootstrap and entry.buffer.is_ready():
+                self._awaiting_bootstrap.discard(event.checkpoint_id)
+                commit_now = entry
+        if commit_now is not None:
+            # Restored writers re-sent a batch Spark had already committed: commit it now
+            # rather than at the next ACK, which blocking mode would never reach.
+            self._commit_entries([commit_now], ack_time=time.monotonic())
+
+    # ------------------------------------------------------------------ checkpoints
+    def snapshot(self, checkpoint_id: int, timeout_s: float | None = None) -> dict[str, Any]:
+        """Persist fully reported entries before the writers of ``checkpoint_id`` start."""
+        return self._meta.submit(self._snapshot, checkpoint_id).result(timeout=timeout_s)
+
+    def _snapshot(self, checkpoint_id: int) -> dict[str, Any]:
+        self._raise_if_failed()
+        with self._lock:
+            entries = self._buffers.ready_to_dict() if self.keep_state else []
+        size = 0
+        if self.state_store is not None and self.keep_state:
+            payload = {"checkpoint_id": checkpoint_id, "epoch": self.epoch, "entries": entries}
+            size = self.state_store.save(checkpoint_id, payload)
+        self.fault_hook("after_coordinator_snapshot", {"checkpoint_id": checkpoint_id})
+        return {"checkpoint_id": checkpoint_id, "entries": len(entries), "bytes": size}
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> Future[None]:
+        """ACK: checkpoint ``checkpoint_id`` is durable. Commits asynchronously; the
+        returned future fails if a commit failed (the coordinator then stays failed)."""
+        received = time.monotonic()
+        return self._meta.submit(self._on_ack, checkpoint_id, received)
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Nothing to discard: the next completed checkpoint subsumes this one."""
+
+    def _on_ack(self, checkpoint_id: int, received: float) -> None:
+        self._raise_if_failed()
+        with self._lock:
+            stale = checkpoint_id <= self._last_ack
+            if not stale:
+                self._last_ack = checkpoint_id
+                if self.subsume_acks:
+                    entries = self._buffers.entries_before(checkpoint_id)
+                else:
+                    # Without subsuming, an ACK only covers its own interval: the instant
+                    # of a dropped ACK stays pending forever (and is lost on recovery).
+                    only = self._buffers.get(checkpoint_id - 1)
+                    entries = [only] if only is not None else []
+        action = "stale_replay" if stale else "delivered"
+        self.recorder("ack", {"checkpoint_id": checkpoint_id, "action": action})
+        if stale:
+            return
+        self.fault_hook("after_ack_before_commit", {"checkpoint_id": checkpoint_id})
+        self._commit_entries(entries, ack_time=received)
+
+    def _commit_entries(self, entries: list[BufferEntry], ack_time: float) -> None:
+        for entry in entries:
+            buf = entry.buffer
+            if not buf.is_ready():
+                missing = [i for i, e in enumerate(buf.slots) if e is None or not e.last_batch]
+                self.recorder(
+                    "commit_failed",
+                    {
+                        "instant": entry.instant,
+                        "checkpoint_id": entry.checkpoint_id,
+                        "error": f"not committed yet: tasks {missing} have not reported",
+                    },
+                )
+                return  # later instants must not complete before this one
+            if any(table_port.stat_failed(s) for s in buf.write_stats()):
+                self._rollback(entry.instant, "write errors")
+                self._remove(entry)
+                err = CommitFailedError(f"instant {entry.instant} had write errors")
+                raise self._fail(entry, err)
+            if buf.is_empty():
+                # Nothing to publish: leave it inflight; recovery or the table's lazy
+                # failed-write cleaning rolls it back.
+                self._remove(entry)
+                continue
+            self._commit(entry, ack_time)
+
+    def _commit(self, entry: BufferEntry, ack_time: float) -> str:
+        stats = entry.buffer.write_stats()
+        meta = entry.buffer.metadata()
+        info = {"instant": entry.instant, "checkpoint_id": entry.checkpoint_id}
+        try:
+            completed = table_port.commit(
+                self.table,
+                entry.instant,
+                stats,
+                metadata={table_port.STREAM_TAG: entry.checkpoint_id, "epoch": self.epoch},
+                guard=self._guard_for(info),
+            )
+        except Exception as e:
+            # No rollback: the instant stays inflight and its WriteMeta in the coordinator
+            # and writer state, so recovery recommits it; rolling back would lose a batch
+            # Spark already counts as done.
+            raise self._fail(entry, e) from e
+        self._remove(entry)
+        self.recorder(
+            "commit",
+            {
+                **info,
+                "requested": entry.instant,
+                "completed": completed,
+                "rows": meta.get("rows", 0),
+                "files": len(stats),
+                "latency_ms": (time.monotonic() - ack_time) * 1000,
+                "max_event_time": meta.get("max_event_time"),
+                "min_offset": meta.get("min_offset"),
+                "max_offset": meta.get("max_offset"),
+            },
+        )
+        self.fault_hook("after_commit", info)
+        return completed
+
+    def _guard_for(self, info: dict[str, Any]) -> Callable[[], None]:
+        def guard() -> None:
+            # Called by the table under its lock right before the completed file is written.
+            self.fault_hook("mid_commit", info)
+            self._check_epoch()
+
+        return guard
+
+    def _check_epoch(self) -> None:
+        if not self.fencing or self.epoch_store is None:
+            return
+        newest = self.epoch_store.current()
+        if newest > self.epoch:
+            raise FencedError(
+                f"coordinator epoch {self.epoch} is fenced: epoch {newest} has taken over"
+            )
+
+    def _rollback(self, instant: str, reason: str) -> None:
+        # The contract's rollback takes no guard, so check the epoch just before it.
+        self._check_epoch()
+        table_port.rollback(self.table, instant)
+        self.recorder("rollback", {"instant": instant, "reason": reason})
+
+    def _remove(self, entry: BufferEntry) -> None:
+        with self._lock:
+            if entry.checkpoint_id in self._buffers:
+                self._buffers.remove(entry.checkpoint_id)
+            # Forget settled checkpoints so these maps stay small.
+            for key in [k for k in self._attempts if k[1] <= entry.checkpoint_id]:
+                del self._attempts[key]
+            for ckp in [k for k in self._instants if k < entry.checkpoint_id]:
+                del self._instants[ckp]
+            self._committed.notify_all()
+
+    def _fail(self, entry: BufferEntry, error: BaseException) -> BaseException:
+        """Record the failure and stop the coordinator; the caller raises the result."""
+        self.recorder(
+            "commit_failed",
+            {"instant": entry.instant, "checkpoint_id": entry.checkpoint_id, "error": str(error)},
+        )
+        with self._lock:
+            self._failure = error
+            self._committed.notify_all()
+        return error
+
+    def _raise_if_failed(self) -> None:
+        if self._failure is not None:
+            raise StreamError(f"coordinator failed: {self._failure}") from self._failure
+
+    # ------------------------------------------------------------------ recovery
+    def restore(self, checkpoint_id: int) -> dict[str, Any]:
+        """Recover after a driver restart; ``checkpoint_id`` is the last batch Spark
+        committed. Recommits the snapshot's entries exactly once, waits for the writers to
+        re-send the batch of ``checkpoint_id`` (their checkpoint id - 1), and rolls back
+        every stream instant written after the restored checkpoint."""
+        return self._meta.submit(self._restore, checkpoint_id).result()
+
+    def _restore(self, checkpoint_id: int) -> dict[str, Any]:
+        payload = None
+        if self.keep_state and self.state_store is not None:
+            payload = self.state_store.load(checkpoint_id)
+        restored = [EventBuffers.entry_from_dict(d) for d in (payload or {}).get("entries", [])]
+        with self._lock:
+            self._last_ack = checkpoint_id
+        recommitted: list[str] = []
+        skipped: list[str] = []
+        rolled_back: list[str] = []
+        now = time.monotonic()
+        for entry in restored:
+            state = table_port.instant_state(self.table, entry.instant)
+            if state == table_port.COMPLETED:
+                skipped.append(entry.instant)
+                continue
+            if state != table_port.PENDING:
+                err = RecoveryError(
+                    f"refusing to recommit instant {entry.instant} of checkpoint "
+                    f"{entry.checkpoint_id}: it is {state} on the timeline"
+                )
+                raise self._fail(entry, err)
+            self._buffers.put(entry)
+            self._commit(entry, ack_time=now)
+            recommitted.append(entry.instant)
+        restored_instants = {e.instant for e in restored}
+        for instant, ckp in table_port.pending_stream_instants(self.table):
+            if instant in restored_instants:
+                continue
+            if ckp == checkpoint_id - 1:
+                # The batch Spark committed last: its writers hold its WriteMeta and
+                # re-send it (bootstrap); commit when every task has.
+                with self._lock:
+                    self._buffers.init_new(ckp, instant)
+                    self._instants[ckp] = instant
+                    self._current_instant = max(self._current_instant, instant)
+                    self._awaiting_bootstrap.add(ckp)
+            else:
+                self._rollback(instant, f"recovery from checkpoint {checkpoint_id}")
+                rolled_back.append(instant)
+        summary = {
+            "restored_checkpoint_id": checkpoint_id,
+            "recommitted": recommitted,
+            "skipped": skipped,
+            "rolled_back": rolled_back,
+            "epoch": self.epoch,
+        }
+        self.recorder("recovery", summary)
+        return summary
+
+    # ------------------------------------------------------------------ introspection
+    def pending_instants(self) -> int:
+        with self._lock:
+            return len(self._buffers)
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "mode": self.mode,
+                "epoch": self.epoch,
+                "current_instant": self._current_instant,
+                "last_ack": self._last_ack,
+                "pending_instants": len(self._buffers),
+                "pending": {e.checkpoint_id: e.instant for e in self._buffers.entries()},
+                "awaiting_bootstrap": sorted(self._awaiting_bootstrap),
+                "ignored_events": self._ignored_events,
+                "failed": None if self._failure is None else str(self._failure),
+            }
+
+    def drain(self, timeout_s: float | None = None) -> None:
+        """Wait until every queued event, snapshot and ACK has been handled."""
+        self._meta.submit(lambda: None).result(timeout=timeout_s)
+
+    def close(self) -> None:
+        self._instant_exec.shutdown(wait=False, cancel_futures=True)
+        self._meta.shutdown(wait=True, cancel_futures=True)
