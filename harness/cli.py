@@ -1,0 +1,76 @@
+"""`instantbench`: the command line (DESIGN.md, "CLI"). Exit codes: 0 valid, 1 invalid, 2 error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from harness.scenario import ScenarioError, expand_matrix, load_scenario
+
+EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
+VERDICT_EXIT = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_ERROR}
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
+err = Console(stderr=True)
+out = Console()
+
+ScenarioArg = Annotated[Path, typer.Argument(help="scenario YAML file")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="override a dotted key, e.g. engine.instant_mode=blocking"),
+]
+
+
+def _load(path: Path, overrides: list[str] | None):
+    try:
+        return load_scenario(path, overrides or [])
+    except ScenarioError as exc:
+        err.print(f"[red]invalid scenario[/red]\n{exc}", highlight=False)
+        raise typer.Exit(EXIT_ERROR) from None
+
+
+@app.command()
+def validate(scenario: ScenarioArg, set_: SetOpt = None) -> None:
+    """Parse and check a scenario file without running it."""
+    loaded = _load(scenario, set_)
+    variants = expand_matrix(loaded)
+    out.print(f"{scenario}: valid ({len(variants)} variant(s))")
+
+
+@app.command()
+def run(
+    scenario: ScenarioArg,
+    out_dir: Annotated[Path, typer.Option("--out", help="where run directories go")] = Path("runs"),
+    set_: SetOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress display")] = False,
+) -> None:
+    """Run a scenario (each matrix variant once) and check it."""
+    from harness.runner.run import run_scenario  # pulls in pyspark: only when running
+
+    loaded = _load(scenario, set_)
+    worst = EXIT_VALID
+    for variant, resolved in expand_matrix(loaded):
+        outcome = run_scenario(resolved, out_dir, variant or None, quiet)
+        code = VERDICT_EXIT.get(outcome.verdict, EXIT_ERROR)
+        worst = max(worst, code)
+        _print_summary(outcome.paths.root, outcome.result)
+    raise typer.Exit(worst)
+
+
+def _print_summary(root: Path, result: dict) -> None:
+    colour = {"valid": "green", "invalid": "red"}.get(result["verdict"], "yellow")
+    out.print(f"[bold]{root}[/bold]: [{colour}]{result['verdict']}[/{colour}]")
+    for name, check in result.get("checks", {}).items():
+        out.print(f"  {name}: {check.get('verdict')}")
+    if result.get("error"):
+        out.print(f"  error: {result['error']}")
+    tp = result.get("metrics", {}).get("throughput_rows_per_s")
+    if isinstance(tp, dict) and tp.get("mean") is not None:
+        out.print(f"  throughput: mean {tp['mean']:,.0f} rows/s, cv {tp.get('cv')}")
+
+
+def main() -> None:
+    app()

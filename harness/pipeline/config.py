@@ -1,0 +1,59 @@
+"""What the runner tells the pipeline driver (a child process) and the executor tasks."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class DriverConfig:
+    run_id: str
+    run_dir: str
+    table_path: str
+    checkpoint_dir: str
+    history_dir: str
+    state_dir: str  # coordinator and writer WriteMeta state
+    run_s: float  # warm-up + duration
+    master: str
+    sink: str  # engine | raw_parquet
+    instant_mode: str  # async | blocking
+    checkpoint_interval_s: float
+    writers: int
+    write_batch_rows: int
+    op: str  # insert | upsert
+    event_spec: dict[str, Any]
+    rate: dict[str, Any]
+    max_skew_ms: int
+    commit_ack_timeout_s: float
+    safety: dict[str, bool]
+    secret: str
+    rpc_host: str = "127.0.0.1"
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    # Files the runner and driver use to talk: stop request and live status.
+    stop_file: str = ""
+    status_file: str = ""
+    t0_file: str = ""  # the source's time origin, fixed at the first query start
+
+    def source_t0(self) -> float:
+        """Read the run's time origin, or fix it now (first start of the query)."""
+        path = Path(self.t0_file)
+        if path.exists():
+            return float(path.read_text())
+        t0 = time.time()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(repr(t0))
+        os.replace(tmp, path)
+        return t0
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def load(cls, path: str | Path) -> DriverConfig:
+        return cls(**json.loads(Path(path).read_text()))

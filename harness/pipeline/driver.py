@@ -1,0 +1,84 @@
+"""The pipeline driver: a child process of the runner holding the SparkSession and the sink.
+
+`python -m harness.pipeline.driver CONFIG.json` streams the source through the sink until
+the runner creates the stop file. A SIGKILL of this process is a coordinator crash; the
+runner restarts it and the query resumes from its checkpoint location.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from harness.history import HistoryWriter
+from harness.pipeline.acks import AckWatcher
+from harness.pipeline.checkpoints import last_committed_batch
+from harness.pipeline.config import DriverConfig
+from harness.pipeline.session import build_session
+from harness.pipeline.sinks import make_sink
+from harness.pipeline.source import SOURCE_NAME, EventSource
+
+STATUS_EVERY_S = 0.5
+
+
+def _write_status(path: str, status: dict) -> None:
+    tmp = f"{path}.tmp"
+    Path(tmp).write_text(json.dumps(status))
+    os.replace(tmp, path)
+
+
+def run(cfg: DriverConfig) -> int:
+    history = HistoryWriter(cfg.history_dir, "driver")
+    spark = build_session(f"instantbench-{cfg.run_id}", cfg.master, cfg.spark_conf)
+    spark.dataSource.register(EventSource)
+    restored = last_committed_batch(cfg.checkpoint_dir)
+    history.record("driver_start", pid=os.getpid(), restored_batch=restored)
+    sink = make_sink(cfg, history, restored)
+
+    stream = (
+        spark.readStream.format(SOURCE_NAME)
+        .option("spec", json.dumps(cfg.event_spec))
+        .option("rate", json.dumps(cfg.rate))
+        .option("t0", str(cfg.source_t0()))
+        .option("run_s", str(cfg.run_s))
+        .load()
+    )
+    query = (
+        stream.writeStream.foreachBatch(sink.process_batch)
+        .option("checkpointLocation", cfg.checkpoint_dir)
+        .trigger(processingTime=f"{cfg.checkpoint_interval_s} seconds")
+        .start()
+    )
+    acks = AckWatcher(cfg.checkpoint_dir, sink.checkpoint_complete, history, restored)
+    acks.start()
+    status = "ok"
+    try:
+        while not os.path.exists(cfg.stop_file):
+            if not query.isActive or acks.error is not None:
+                status = "error"
+                break
+            _write_status(cfg.status_file, {"t": time.time(), "pid": os.getpid(), **sink.status()})
+            time.sleep(STATUS_EVERY_S)
+    finally:
+        query.stop()
+        acks.stop()
+        sink.close()
+        _write_status(cfg.status_file, {"t": time.time(), "pid": os.getpid(), **sink.status()})
+    error = query.exception() or acks.error
+    if error is not None:
+        status = "error"
+    history.record("driver_stop", status=status, error=str(error) if error else None)
+    spark.stop()
+    return 0 if status == "ok" else 3
+
+
+def main() -> None:
+    cfg = DriverConfig.load(sys.argv[1])
+    sys.exit(run(cfg))
+
+
+if __name__ == "__main__":
+    main()

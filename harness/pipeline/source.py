@@ -1,0 +1,61 @@
+"""The event source as a Spark streaming source (PySpark's Python Data Source API).
+
+Offsets are {"offset": rows, "t": epoch seconds when Spark planned them}. Spark logs them
+in the checkpoint location, so a replayed micro-batch regenerates exactly the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+from harness.pipeline.events import SPARK_SCHEMA, EventSpec, generate
+from harness.pipeline.rates import rate_law
+
+SOURCE_NAME = "instantbench_events"
+
+
+class _Slice(InputPartition):
+    def __init__(self, partition: int, start: dict, end: dict) -> None:
+        self.partition, self.start, self.end = partition, start, end
+
+
+class EventStreamReader(DataSourceStreamReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.spec = EventSpec(**json.loads(options["spec"]))
+        self.law = rate_law(json.loads(options["rate"]), float(options["run_s"]))
+        self.t0 = float(options["t0"])
+
+    def initialOffset(self) -> dict:
+        return {"offset": 0, "t": self.t0}
+
+    def latestOffset(self, start: dict, limit=None) -> dict:
+        now = time.time()
+        offset = self.law.next_offset(int(start["offset"]), now - self.t0)
+        if offset == start["offset"]:
+            return start
+        return {"offset": offset, "t": now}
+
+    def partitions(self, start: dict, end: dict):
+        if start["offset"] >= end["offset"]:
+            return []
+        return [_Slice(p, start, end) for p in range(self.spec.partitions)]
+
+    def read(self, partition: _Slice) -> Iterator:
+        s, e = partition.start, partition.end
+        yield generate(self.spec, partition.partition, s["offset"], e["offset"], s["t"], e["t"])
+
+
+class EventSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def schema(self) -> str:
+        return SPARK_SCHEMA
+
+    def streamReader(self, schema) -> EventStreamReader:
+        return EventStreamReader(dict(self.options))

@@ -1,0 +1,1 @@
+"""The runner: one scenario run, supervised from the `instantbench` process."""

@@ -1,0 +1,59 @@
+"""Translate a scenario into what the pipeline driver needs."""
+
+from __future__ import annotations
+
+import secrets
+
+from harness.pipeline.config import DriverConfig
+from harness.pipeline.events import EventSpec
+from harness.pipeline.session import local_master
+from harness.runner.rundir import RunPaths
+from harness.scenario import Scenario
+
+# Source mode -> the write operation its rows need.
+STREAM_OP = {"append": "insert", "upsert": "upsert", "bank": "insert"}
+TASK_ATTEMPTS = 4
+
+
+def event_spec(scenario: Scenario) -> EventSpec:
+    return EventSpec(
+        mode=scenario.source.mode,
+        seed=scenario.seed,
+        partitions=scenario.engine.writers,
+        keys=scenario.source.keys,
+        accounts=scenario.source.accounts,
+        payload_bytes=scenario.source.payload_bytes,
+        file_groups=scenario.table.file_groups,
+    )
+
+
+def driver_config(
+    scenario: Scenario, paths: RunPaths, run_id: str, master: str | None
+) -> DriverConfig:
+    eng = scenario.engine
+    return DriverConfig(
+        run_id=run_id,
+        run_dir=str(paths.root),
+        table_path=str(paths.table),
+        checkpoint_dir=str(paths.checkpoint),
+        history_dir=str(paths.history),
+        state_dir=str(paths.state),
+        run_s=scenario.run_s,
+        master=master or local_master(eng.writers, TASK_ATTEMPTS),
+        sink=eng.sink,
+        instant_mode=eng.instant_mode,
+        checkpoint_interval_s=eng.checkpoint_interval_s,
+        writers=eng.writers,
+        write_batch_rows=eng.write_batch_rows,
+        op=STREAM_OP[scenario.source.mode],
+        event_spec=event_spec(scenario).to_dict(),
+        rate=scenario.source.rate.model_dump(mode="json"),
+        max_skew_ms=int(eng.truetime.max_skew_ms),
+        commit_ack_timeout_s=eng.commit_ack_timeout_s,
+        safety=eng.safety.model_dump(),
+        secret=secrets.token_hex(16),
+        faults=[f.model_dump(mode="json") for f in scenario.faults],
+        stop_file=str(paths.control / "STOP"),
+        status_file=str(paths.control / "status.json"),
+        t0_file=str(paths.control / "t0"),
+    )

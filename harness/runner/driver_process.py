@@ -1,0 +1,63 @@
+"""The pipeline driver as a supervised child process: start, watch, kill, pause, stop."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+class DriverProcess:
+    def __init__(self, config_path: Path, log_path: Path, env: dict[str, str] | None = None):
+        self.config_path = config_path
+        self.log_path = log_path
+        self.env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", **(env or {})}
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+
+    def start(self) -> int:
+        # Spark's noise goes to the log file, not to the terminal.
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "harness.pipeline.driver", str(self.config_path)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env,
+                start_new_session=True,  # its JVM and Python workers form one process group
+            )
+        self.starts += 1
+        return self.proc.pid
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def exit_code(self) -> int | None:
+        return self.proc.poll() if self.proc else None
+
+    def kill(self) -> None:
+        """SIGKILL the driver and everything it started (a coordinator crash)."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.kill_group()
+
+    def kill_group(self) -> None:
+        """Reap leftovers (the JVM, Python workers) of a driver that already died."""
+        if self.proc:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def wait(self, timeout_s: float) -> int | None:
+        deadline = time.time() + timeout_s
+        while time.time() < deadline:
+            code = self.exit_code()
+            if code is not None:
+                return code
+            time.sleep(0.2)
+        return None

@@ -1,0 +1,55 @@
+"""The run directory layout (DESIGN.md, "Run directory")."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    root: Path
+    table: Path
+
+    @property
+    def history(self) -> Path:
+        return self.root / "history"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "spark-checkpoint"
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state"
+
+    @property
+    def control(self) -> Path:
+        return self.root / "control"
+
+    @property
+    def result(self) -> Path:
+        return self.root / "result.json"
+
+    @property
+    def scenario(self) -> Path:
+        return self.root / "scenario.yaml"
+
+
+def new_run_dir(out: Path, name: str, variant: str | None, table_path: str | None) -> RunPaths:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    base = f"{name}-{stamp}" + (f"-{variant}" if variant else "")
+    root = out / base
+    n = 1
+    while root.exists():  # two runs within one second (compare's repetitions)
+        n += 1
+        root = out / f"{base}-{n}"
+    paths = RunPaths(root=root, table=Path(table_path) if table_path else root / "table")
+    for folder in (paths.history, paths.logs, paths.control, paths.state):
+        folder.mkdir(parents=True, exist_ok=True)
+    return paths

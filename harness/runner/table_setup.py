@@ -1,0 +1,38 @@
+"""Create the run's table before the stream starts (and the bank's opening balances)."""
+
+from __future__ import annotations
+
+from engine.clock import SystemClock
+from engine.config import Safety, TableConfig
+from engine.table import Table
+from harness.pipeline.events import SCHEMA, opening_balances
+from harness.runner.driver_config import event_spec
+from harness.runner.rundir import RunPaths
+from harness.scenario import Scenario
+
+
+def table_config(scenario: Scenario) -> TableConfig:
+    spec = scenario.table
+    return TableConfig(
+        table_type=spec.type, key_field=spec.key, file_groups=spec.file_groups, index=spec.index
+    )
+
+
+def set_up_table(scenario: Scenario, paths: RunPaths) -> None:
+    if scenario.engine.sink == "raw_parquet":
+        paths.table.mkdir(parents=True, exist_ok=True)
+        return
+    Table.create(str(paths.table), table_config(scenario), schema=SCHEMA)
+    if scenario.source.mode == "bank":
+        table = Table.open(
+            str(paths.table),
+            clock=SystemClock(),
+            safety=Safety(),
+            max_skew_ms=0,
+            writer_id="setup",
+        )
+        instant = table.start_instant(action="commit", metadata={"operation": "opening"})
+        stats = table.write_files(
+            instant, opening_balances(event_spec(scenario)), op="upsert", write_token="setup"
+        )
+        table.commit(instant, stats, metadata={"operation": "opening"})
