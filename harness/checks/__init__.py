@@ -1,0 +1,23 @@
+"""Correctness checkers (DESIGN.md "Correctness"): pure functions over plain data."""
+
+from harness.checks.bank import bank
+from harness.checks.exactly_once import exactly_once
+from harness.checks.isolation import fingerprint, isolation
+from harness.checks.result import CheckResult, Verdict
+from harness.checks.timeline import timeline
+from harness.checks.unique_keys import unique_keys
+from harness.checks.verdict import EXIT_CODES, combine, exit_code
+
+__all__ = [
+    "EXIT_CODES",
+    "CheckResult",
+    "Verdict",
+    "bank",
+    "combine",
+    "exactly_once",
+    "exit_code",
+    "fingerprint",
+    "isolation",
+    "timeline",
+    "unique_keys",
+]

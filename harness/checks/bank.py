@@ -1,0 +1,52 @@
+"""Bank: atomic multi-row visibility. Every snapshot, as-of read and incremental pull in
+bank mode keeps the total balance and sees every account."""
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from harness.checks.result import CheckResult, capped
+
+NAME = "bank"
+
+
+def _same(a: float | None, b: float) -> bool:
+    if a is None:
+        return False
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _account_count(accounts: Any) -> int | None:
+    """`accounts` is a count, or the accounts (ids or {id: balance}) the read saw."""
+    if accounts is None:
+        return None
+    return accounts if isinstance(accounts, int) else len(accounts)
+
+
+def bank(
+    reads: Iterable[Mapping[str, Any]], expected_total: float, expected_accounts: int
+) -> CheckResult:
+    reads = list(reads)
+    if not reads:
+        return CheckResult(NAME, "unknown", {"reason": "no bank reads were recorded"})
+    bad = []
+    for read in reads:
+        total, seen = read.get("total"), _account_count(read.get("accounts"))
+        if not _same(total, expected_total) or seen != expected_accounts:
+            where = {
+                k: read[k] for k in ("reader", "read_kind", "as_of", "begin", "end") if k in read
+            }
+            bad.append({**where, "total": total, "accounts": seen})
+    kinds: dict[str, int] = {}
+    for read in reads:
+        kinds[read.get("read_kind", "?")] = kinds.get(read.get("read_kind", "?"), 0) + 1
+    evidence = {
+        "reads": len(reads),
+        "by_kind": kinds,
+        "expected_total": expected_total,
+        "expected_accounts": expected_accounts,
+        "bad_reads": {"count": len(bad), "items": capped(bad)},
+    }
+    return CheckResult(NAME, "invalid" if bad else "valid", evidence)

@@ -1,0 +1,30 @@
+"""The result of one checker: a tri-state verdict and evidence a person can act on."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Verdict = Literal["valid", "invalid", "unknown"]
+
+# Evidence lists are capped: enough to find the bug, small enough for result.json.
+MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    verdict: Verdict
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry under result.json `checks[name]`: {verdict, ...evidence}."""
+        return {"verdict": self.verdict, **self.evidence}
+
+
+def capped(items: Iterable[Any], limit: int = MAX_LISTED) -> list[Any]:
+    out = []
+    for item in items:
+        if len(out) == limit:
+            break
+        out.append(item.item() if hasattr(item, "item") else item)  # numpy scalars -> JSON
+    return out

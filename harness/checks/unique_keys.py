@@ -1,0 +1,45 @@
+"""Unique keys: a primary key lives in one row (and so in one file group) of the snapshot."""
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.checks.arrays import as_arrow
+from harness.checks.result import MAX_LISTED, CheckResult, capped
+
+NAME = "unique_keys"
+
+
+def unique_keys(keys: Any, file_groups: Any | None = None) -> CheckResult:
+    """`file_groups` (same length as `keys`), when given, names where each duplicate lives."""
+    keys = as_arrow(keys)
+    counts = pc.value_counts(keys)
+    values, multiplicity = counts.field("values"), counts.field("counts")
+    dup_mask = pc.greater(multiplicity, 1)
+    dup_values = pc.filter(values, dup_mask)
+    dup_counts = pc.filter(multiplicity, dup_mask)
+    shown = dup_values.slice(0, MAX_LISTED)
+    groups = _groups_of(keys, as_arrow(file_groups), shown) if file_groups is not None else {}
+    evidence = {
+        "rows": len(keys),
+        "null_keys": keys.null_count,
+        "duplicated_keys": len(dup_values),
+        "extra_rows": int(pc.sum(dup_counts).as_py() or 0) - len(dup_values),
+        "keys": capped(
+            {"key": k, "count": c, **({"file_groups": groups[k]} if k in groups else {})}
+            for k, c in zip(shown.to_pylist(), dup_counts.to_pylist(), strict=False)
+        ),
+    }
+    bad = len(dup_values) > 0 or keys.null_count > 0
+    return CheckResult(NAME, "invalid" if bad else "valid", evidence)
+
+
+def _groups_of(keys: pa.Array, file_groups: pa.Array, shown: pa.Array) -> dict[Any, list[Any]]:
+    mask = pc.is_in(keys, value_set=shown)
+    pairs = pa.table({"k": pc.filter(keys, mask), "g": pc.filter(file_groups, mask)})
+    grouped = pairs.group_by("k").aggregate([("g", "distinct")])
+    return {
+        k: sorted(g, key=str)
+        for k, g in zip(grouped["k"].to_pylist(), grouped["g_distinct"].to_pylist(), strict=True)
+    }
