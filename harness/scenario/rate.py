@@ -1,7 +1,7 @@
 """Source rate shapes (`source.rate`), a union discriminated by `shape`.
 
-Each shape can say how many rows per second it asks for at a time `t` (seconds since
-run start), so the pipeline and the load shapes in infra/ share one definition.
+Only the keys each shape needs are allowed; harness/pipeline/rates.py turns them into
+rows over time.
 """
 
 import itertools
@@ -15,9 +15,6 @@ from harness.scenario.base import NonNegFloat, PosFloat, PosInt, Strict
 class ConstantRate(Strict):
     shape: Literal["constant"] = "constant"
     rows_per_s: PosFloat = 20000
-
-    def rows_per_s_at(self, t: float, run_s: float) -> float | None:
-        return self.rows_per_s
 
 
 class Step(Strict):
@@ -38,13 +35,6 @@ class StepsRate(Strict):
             raise ValueError(f"steps[].at_s must strictly increase, got {times}")
         return self
 
-    def rows_per_s_at(self, t: float, run_s: float) -> float | None:
-        current = 0.0  # before the first step nothing is produced
-        for step in self.steps:
-            if t >= step.at_s:
-                current = step.rows_per_s
-        return current
-
 
 class RampRate(Strict):
     """Linear from `from_rows_per_s` to `to_rows_per_s` over `duration_s` (None = the run)."""
@@ -53,11 +43,6 @@ class RampRate(Strict):
     from_rows_per_s: NonNegFloat
     to_rows_per_s: NonNegFloat
     duration_s: PosFloat | None = None
-
-    def rows_per_s_at(self, t: float, run_s: float) -> float | None:
-        span = self.duration_s or run_s
-        frac = min(max(t / span, 0.0), 1.0)
-        return self.from_rows_per_s + frac * (self.to_rows_per_s - self.from_rows_per_s)
 
 
 class SpikeRate(Strict):
@@ -69,19 +54,12 @@ class SpikeRate(Strict):
     at_s: NonNegFloat
     duration_s: PosFloat
 
-    def rows_per_s_at(self, t: float, run_s: float) -> float | None:
-        in_spike = self.at_s <= t < self.at_s + self.duration_s
-        return self.peak_rows_per_s if in_spike else self.base_rows_per_s
-
 
 class UnboundedRate(Strict):
     """No rate limit: every micro-batch takes `rows_per_batch` rows at once."""
 
     shape: Literal["unbounded"]
     rows_per_batch: PosInt
-
-    def rows_per_s_at(self, t: float, run_s: float) -> float | None:
-        return None  # open throttle: the pipeline, not the source, sets the pace
 
 
 Rate = Annotated[
