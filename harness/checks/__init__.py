@@ -6,7 +6,7 @@ from harness.checks.isolation import fingerprint, isolation
 from harness.checks.result import CheckResult, Verdict
 from harness.checks.timeline import timeline
 from harness.checks.unique_keys import unique_keys
-from harness.checks.verdict import EXIT_CODES, combine, exit_code
+from harness.checks.verdict import EXIT_CODES, combine, combine_verdicts, exit_code
 
 __all__ = [
     "EXIT_CODES",
@@ -14,6 +14,7 @@ __all__ = [
     "Verdict",
     "bank",
     "combine",
+    "combine_verdicts",
     "exactly_once",
     "exit_code",
     "fingerprint",

@@ -7,20 +7,25 @@ from harness.checks.result import CheckResult, Verdict
 EXIT_CODES: dict[str, int] = {"valid": 0, "invalid": 1, "unknown": 2}
 
 
-def combine(results: Iterable[CheckResult], allow_empty: bool = False) -> Verdict:
+def combine_verdicts(verdicts: Iterable[str], allow_empty: bool = False) -> Verdict:
     """invalid if any is invalid, else unknown if any is unknown, else valid.
 
-    No results at all is unknown (fail closed: checks that never ran prove nothing) unless
+    No verdicts at all is unknown (fail closed: checks that never ran prove nothing) unless
     the caller says a run without checks is intended.
     """
-    verdicts = {r.verdict for r in results}
-    if not verdicts:
+    seen = set(verdicts)
+    if not seen:
         return "valid" if allow_empty else "unknown"
-    if "invalid" in verdicts:
+    if "invalid" in seen:
         return "invalid"
-    if verdicts != {"valid"}:
+    if seen != {"valid"}:
         return "unknown"  # includes any verdict string we do not know
     return "valid"
+
+
+def combine(results: Iterable[CheckResult], allow_empty: bool = False) -> Verdict:
+    """combine_verdicts over CheckResults."""
+    return combine_verdicts((r.verdict for r in results), allow_empty)
 
 
 def exit_code(verdict: str) -> int:

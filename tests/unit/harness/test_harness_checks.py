@@ -13,6 +13,7 @@ from harness.checks import (
     CheckResult,
     bank,
     combine,
+    combine_verdicts,
     exactly_once,
     exit_code,
     fingerprint,
@@ -347,6 +348,11 @@ def test_combine_and_exit_code(verdicts: list[str], overall: str, code: int) -> 
 
 def test_no_checks_is_valid_only_when_allowed() -> None:
     assert combine([], allow_empty=True) == "valid"
+
+
+def test_combine_verdicts_takes_plain_strings() -> None:
+    assert combine_verdicts(iter(["valid", "invalid"])) == "invalid"
+    assert combine_verdicts([]) == "unknown"
 
 
 def test_an_unexpected_verdict_fails_closed() -> None:
