@@ -20,19 +20,15 @@ class FaultWindow:
 
     @property
     def label(self) -> str:
-        return (
-            f"{self.kind}({self.target})@{self.start_s:g}s"
-            if self.target
-            else (f"{self.kind}@{self.start_s:g}s")
-        )
+        """`clock_skew(coordinator)@40s`: how stalls and buckets name the fault."""
+        who = f"({self.target})" if self.target else ""
+        return f"{self.kind}{who}@{self.start_s:g}s"
 
     def active_until(self, width: float) -> float:
-        """An instantaneous fault marks the bucket it happened in."""
-        return (
-            self.end_s
-            if self.end_s is not None and self.end_s > self.start_s
-            else (self.start_s + width * 1e-6)
-        )
+        """End of the active span; an instantaneous fault marks only the bucket it hit."""
+        if self.end_s is not None and self.end_s > self.start_s:
+            return self.end_s
+        return self.start_s + width * 1e-6
 
 
 def fault_windows(fault_events: pd.DataFrame) -> list[FaultWindow]:
