@@ -1,0 +1,87 @@
+"""Safety switches and table configuration, with a strict JSON round trip."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from engine.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Safety:
+    """Each switch turns one protection on; the harness turns them off to show the anomaly."""
+
+    occ: bool = True
+    pk_check: bool = True
+    put_if_absent: bool = True
+    strict_monotonic: bool = True
+    completion_time_slicing: bool = True
+    subsume_acks: bool = True
+    coordinator_state: bool = True
+    fencing: bool = True
+    truetime_wait: bool = True
+    lazy_rollback: bool = True
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if not isinstance(getattr(self, f.name), bool):
+                raise ConfigError(
+                    f"safety.{f.name} must be true or false, got {getattr(self, f.name)!r}"
+                )
+
+    def to_dict(self) -> dict[str, bool]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Safety:
+        _check_keys("safety", data, cls)
+        return cls(**data)
+
+
+TABLE_TYPES = ("cow", "mor")
+INDEX_TYPES = ("bucket", "dynamic")
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    table_type: str = "cow"
+    key_field: str = "id"
+    file_groups: int = 8
+    index: str = "bucket"
+    ordering_field: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.table_type not in TABLE_TYPES:
+            raise ConfigError(f"table.type must be one of {TABLE_TYPES}, got {self.table_type!r}")
+        if self.index not in INDEX_TYPES:
+            raise ConfigError(f"table.index must be one of {INDEX_TYPES}, got {self.index!r}")
+        if not isinstance(self.key_field, str) or not self.key_field:
+            raise ConfigError(f"table.key must be a non-empty string, got {self.key_field!r}")
+        # bool is an int subclass; reject it explicitly.
+        fg = self.file_groups
+        if not isinstance(fg, int) or isinstance(fg, bool) or not 1 <= fg <= 9999:
+            raise ConfigError(f"table.file_groups must be an integer in 1..9999, got {fg!r}")
+        if self.ordering_field is not None and (
+            not isinstance(self.ordering_field, str) or not self.ordering_field
+        ):
+            raise ConfigError(
+                f"table.ordering_field must be a column name, got {self.ordering_field!r}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TableConfig:
+        _check_keys("table", data, cls)
+        return cls(**data)
+
+
+def _check_keys(section: str, data: dict[str, Any], cls: type) -> None:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{section} must be a mapping, got {type(data).__name__}")
+    allowed = [f.name for f in fields(cls)]
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise ConfigError(f"unknown {section} key(s) {unknown}; allowed: {allowed}")

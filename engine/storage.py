@@ -1,0 +1,163 @@
+"""File system access for one table root, through pyarrow.fs, with fault hooks.
+
+Paths are relative to the root, '/'-separated. Every operation first calls each
+`hooks` entry with (op, full_path), op in put | rename | delete | read | list, so the
+harness can add latency or raise; every write then calls each `after_write_hooks`
+entry with the full path (to tear a file).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterable
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from engine.errors import CorruptFileError
+
+Hook = Callable[[str, str], None]
+AfterWriteHook = Callable[[str], None]
+
+
+class Storage:
+    def __init__(self, root: str, filesystem: pafs.FileSystem | None = None) -> None:
+        self.filesystem = filesystem or pafs.LocalFileSystem()
+        self._local = isinstance(self.filesystem, pafs.LocalFileSystem)
+        self.root = os.path.abspath(root) if self._local else root.rstrip("/")
+        self.hooks: list[Hook] = []
+        self.after_write_hooks: list[AfterWriteHook] = []
+
+    def full_path(self, path: str) -> str:
+        return f"{self.root}/{path}" if path else self.root
+
+    def _hook(self, op: str, full: str) -> None:
+        for hook in self.hooks:
+            hook(op, full)
+
+    def _after_write(self, full: str) -> None:
+        for hook in self.after_write_hooks:
+            hook(full)
+
+    # -- bytes -------------------------------------------------------------------------
+
+    def read_bytes(self, path: str) -> bytes:
+        full = self.full_path(path)
+        self._hook("read", full)
+        with self.filesystem.open_input_stream(full) as f:
+            return f.read()
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Atomic replace: write a temp file next to the target, then rename over it."""
+        full = self.full_path(path)
+        self._hook("put", full)
+        tmp = self._write_temp(full, data)
+        self.filesystem.move(tmp, full)
+        self._after_write(full)
+
+    def put_if_absent(self, path: str, data: bytes) -> None:
+        """Create `path` atomically; FileExistsError if it exists (never overwrites)."""
+        full = self.full_path(path)
+        self._hook("put", full)
+        if self._local:
+            tmp = self._write_temp(full, data)
+            try:
+                os.link(tmp, full)  # link(2) fails with EEXIST instead of replacing
+            except FileExistsError:
+                raise FileExistsError(f"{full} already exists") from None
+            finally:
+                os.unlink(tmp)
+        else:
+            # Object stores need a conditional PUT; pyarrow.fs has none, so this is a check
+            # then write, atomic only against readers, not against a concurrent creator.
+            if self._info(full).type != pafs.FileType.NotFound:
+                raise FileExistsError(f"{full} already exists")
+            with self.filesystem.open_output_stream(full) as f:
+                f.write(data)
+        self._after_write(full)
+
+    def _write_temp(self, full: str, data: bytes) -> str:
+        head, name = full.rsplit("/", 1)
+        tmp = f"{head}/.tmp-{uuid.uuid4().hex[:12]}-{name}"
+        try:
+            out = self.filesystem.open_output_stream(tmp)
+        except FileNotFoundError:
+            self.filesystem.create_dir(head, recursive=True)
+            out = self.filesystem.open_output_stream(tmp)
+        with out:
+            out.write(data)
+        return tmp
+
+    # -- metadata operations -----------------------------------------------------------
+
+    def rename(self, src: str, dst: str) -> None:
+        full_src = self.full_path(src)
+        self._hook("rename", full_src)
+        if self._info(full_src).type == pafs.FileType.NotFound:
+            raise FileNotFoundError(full_src)
+        self.filesystem.move(full_src, self.full_path(dst))
+
+    def delete(self, path: str, missing_ok: bool = False) -> None:
+        full = self.full_path(path)
+        self._hook("delete", full)
+        try:
+            self.filesystem.delete_file(full)
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    def exists(self, path: str) -> bool:
+        full = self.full_path(path)
+        self._hook("read", full)
+        return self._info(full).type != pafs.FileType.NotFound
+
+    def sizes(self, paths: Iterable[str]) -> dict[str, int | None]:
+        """Size of each file (None if missing), in one batched call."""
+        paths = list(paths)
+        fulls = [self.full_path(p) for p in paths]
+        for full in fulls:
+            self._hook("read", full)
+        infos = self.filesystem.get_file_info(fulls)
+        return {
+            p: (None if i.type == pafs.FileType.NotFound else i.size)
+            for p, i in zip(paths, infos, strict=True)
+        }
+
+    def list(self, directory: str = "") -> list[str]:
+        """Names (not paths) of the entries of `directory`; [] if it does not exist."""
+        full = self.full_path(directory)
+        self._hook("list", full)
+        if self._local:
+            try:
+                return os.listdir(full)
+            except FileNotFoundError:
+                return []
+        selector = pafs.FileSelector(full, allow_not_found=True)
+        return [i.base_name for i in self.filesystem.get_file_info(selector)]
+
+    def makedirs(self, directory: str) -> None:
+        self.filesystem.create_dir(self.full_path(directory), recursive=True)
+
+    def _info(self, full: str) -> pafs.FileInfo:
+        return self.filesystem.get_file_info(full)
+
+    # -- parquet -----------------------------------------------------------------------
+
+    def write_parquet(self, path: str, table: pa.Table) -> int:
+        """Atomically write `table` as Parquet; returns the file size in bytes."""
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="snappy")
+        data = sink.getvalue().to_pybytes()
+        self.write_bytes(path, data)
+        return len(data)
+
+    def read_parquet(self, path: str, columns: list[str] | None = None) -> pa.Table:
+        """Read a Parquet file; a torn or corrupt one raises CorruptFileError naming it."""
+        full = self.full_path(path)
+        data = self.read_bytes(path)
+        try:
+            return pq.read_table(pa.BufferReader(data), columns=columns)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise CorruptFileError(full, str(e)) from None

@@ -1,0 +1,93 @@
+"""Which data files each completed instant made visible, and file-system views over them.
+
+Visibility comes from commit metadata, not from listing: a file is visible only if a
+completed instant lists it. Files of pending, failed or rolled-back instants, and files a
+crashed task attempt left behind (same instant, another write token), are never read.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pyarrow as pa
+
+from engine.config import Safety
+from engine.layout.file_names import DataFile, parse_data_file
+from engine.layout.file_slices import FileSystemView, build_view
+from engine.storage import Storage
+from engine.table.file_cache import FileCache
+from engine.timeline.active import ActiveTimeline
+from engine.timeline.instant import DATA_ACTIONS, Instant
+
+_VIEW_ACTIONS = (*DATA_ACTIONS, "compaction")
+
+
+class Catalog:
+    def __init__(
+        self, storage: Storage, timeline: ActiveTimeline, safety: Safety, cache: FileCache
+    ) -> None:
+        self.storage, self.timeline, self.safety, self.cache = storage, timeline, safety, cache
+        self._files: dict[str, list[DataFile]] = {}  # completed instant file name -> files
+        self._plans: dict[str, list[str]] = {}  # pending compaction -> planned file ids
+        self._latest: tuple[tuple, FileSystemView] | None = None
+        self._lock = threading.RLock()
+
+    def files_of(self, instant: Instant) -> list[DataFile]:
+        """Data files a completed instant made visible (from its commit metadata)."""
+        key = instant.file_name
+        files = self._files.get(key)
+        if files is None:
+            meta = self.timeline.read_metadata(instant)
+            files = [parse_data_file(s["file_name"]) for s in meta.get("stats", [])]
+            self._files[key] = files
+        return files
+
+    def planned_file_ids(self, compaction: Instant) -> list[str]:
+        ids = self._plans.get(compaction.requested_time)
+        if ids is None:
+            plan = self.timeline.read_metadata(compaction).get("plan", [])
+            ids = self._plans[compaction.requested_time] = [p["file_id"] for p in plan]
+        return ids
+
+    def view(self, as_of: str | None = None) -> FileSystemView:
+        """The view of the latest committed state, or as of a completion time."""
+        if as_of is not None:
+            return self._build(as_of)
+        signature = self._signature()
+        with self._lock:
+            if self._latest is not None and self._latest[0] == signature:
+                return self._latest[1]
+        view = self._build(None)
+        with self._lock:
+            self._latest = (signature, view)
+        return view
+
+    def _signature(self) -> tuple:
+        tl = self.timeline
+        return (
+            len(tl.completed()),
+            tl.archive.version,
+            tl.last_completion_time(),
+            tuple(i.requested_time for i in tl.pending("compaction")),
+        )
+
+    def _build(self, as_of: str | None) -> FileSystemView:
+        completed = self.timeline.completed(include_archived=True)
+        files: list[tuple[DataFile, str]] = []
+        pending: dict[str, list[str]] = {}
+        for instant in completed:
+            if instant.action not in _VIEW_ACTIONS:
+                continue
+            if as_of is not None and instant.completion_time > as_of:
+                if instant.action == "compaction":  # not done yet at as_of: a pending boundary
+                    pending[instant.requested_time] = [f.file_id for f in self.files_of(instant)]
+                continue
+            files += [(f, instant.completion_time) for f in self.files_of(instant)]
+        for instant in self.timeline.pending("compaction"):
+            pending[instant.requested_time] = self.planned_file_ids(instant)
+        return build_view(files, pending, self.safety.completion_time_slicing)
+
+    def read(self, data_file: DataFile | str) -> pa.Table:
+        """A data file's full contents (cached)."""
+        name = data_file if isinstance(data_file, str) else data_file.name
+        return self.cache.get(name, lambda: self.storage.read_parquet(name))

@@ -1,0 +1,99 @@
+"""MOR compaction: schedule (plan + REQUESTED compaction instant) and run (merge, complete).
+
+The compaction's requested time starts a new slice in every planned file group, so logs
+that complete after it was scheduled are kept on top of the new base.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from engine.errors import EngineError, InstantStateError
+from engine.layout.file_names import BASE, base_file_name
+from engine.table.merge import concat, drop_deleted, last_per_key
+from engine.table.stats import WriteStat
+from engine.timeline.instant import INFLIGHT, REQUESTED, Instant
+
+if TYPE_CHECKING:
+    from engine.table.table import Table
+
+
+def schedule(table: Table) -> Instant | None:
+    if table.config.table_type != "mor":
+        raise EngineError("compaction applies to mor tables only")
+    with table._locked():
+        table.timeline.reload()
+        view = table.catalog.view()
+        busy = {
+            fid
+            for c in table.timeline.pending("compaction")
+            for fid in table.catalog.planned_file_ids(c)
+        }
+        plan = []
+        for fid in view.file_ids():
+            base, logs = view.latest(fid)
+            if fid in busy or not logs:
+                continue
+            plan.append(
+                {
+                    "file_id": fid,
+                    "base": base.name if base else None,
+                    "logs": [log.name for log in logs],
+                }
+            )
+        if not plan:
+            return None
+        t = table.generator.generate(locked=True)
+        return table.timeline.create_requested("compaction", t, {"plan": plan})
+
+
+def run(table: Table, t: str) -> str:
+    table.timeline.reload()
+    instant = table.timeline.get(t)
+    if instant is None or instant.action != "compaction" or instant.is_completed:
+        raise InstantStateError(f"{t} is not a pending compaction")
+    plan = table.timeline.read_metadata(instant.with_state(REQUESTED))["plan"]
+    if instant.state == REQUESTED:
+        with table._locked():
+            instant = table.timeline.transition_to_inflight(instant)
+    key, token = table.config.key_field, f"c{uuid.uuid4().hex[:10]}"
+    stats = []
+    for entry in plan:
+        names = ([entry["base"]] if entry["base"] else []) + entry["logs"]
+        merged = drop_deleted(last_per_key(concat([table.catalog.read(n) for n in names]), [key]))
+        name = base_file_name(entry["file_id"], token, t)
+        size = table.storage.write_parquet(name, merged)
+        table.catalog.cache.put(name, merged)
+        stats.append(
+            WriteStat(
+                entry["file_id"],
+                name,
+                BASE,
+                t,
+                token,
+                "compact",
+                merged.num_rows,
+                0,
+                0,
+                None,
+                size,
+                entry["base"],
+            )
+        )
+    with table._locked():
+        table.timeline.reload()
+        current = table.timeline.get(t)
+        if current is None or current.is_completed:
+            raise InstantStateError(f"compaction {t} was completed or removed meanwhile")
+        completion = table.generator.generate(locked=True)
+        meta = {
+            "writer_id": table.writer_id,
+            "operation": "compact",
+            "stats": [s.to_dict(with_keys=False) for s in stats],
+            "compacted": [n for e in plan for n in ([e["base"]] if e["base"] else []) + e["logs"]],
+            "file_groups": sorted(e["file_id"] for e in plan),
+            "num_files": len(stats),
+        }
+        table.timeline.complete(current.with_state(INFLIGHT), completion, meta)
+    return completion

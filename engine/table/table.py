@@ -1,0 +1,556 @@
+"""Table: create/open, instant lifecycle (start, write, commit, rollback), reads.
+
+Layout under the table path:
+  .hoodie/hoodie.properties      config (+ schema) as JSON
+  .hoodie/timeline/              active timeline; history/ holds the archived LSM timeline
+  .hoodie/.heartbeat/<instant>   writer heartbeats
+  .hoodie/.lock                  FileLock lease (default lock provider)
+  .hoodie/.truetime              last generated instant time (shared by all processes)
+  <data files>                   base and log files (non-partitioned)
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from engine.clock import Clock, SystemClock
+from engine.config import Safety, TableConfig
+from engine.errors import (
+    CorruptFileError,
+    EngineError,
+    InstantRolledBackError,
+    InstantStateError,
+    RollbackError,
+    TableExistsError,
+)
+from engine.layout.file_names import DataFile, parse_data_file
+from engine.layout.file_slices import FileSystemView
+from engine.lock import FileLock, LockProvider, default_owner
+from engine.storage import Storage
+from engine.table import compaction
+from engine.table.catalog import Catalog
+from engine.table.conflicts import check_occ, check_unique_keys
+from engine.table.file_cache import FileCache
+from engine.table.heartbeat import HEARTBEAT_DIR, Heartbeats
+from engine.table.merge import META_COLUMNS
+from engine.table.properties import decode_schema, encode_schema, read_properties, write_properties
+from engine.table.reads import read_incremental, read_view
+from engine.table.stats import WriteStat
+from engine.table.transaction import Transaction
+from engine.table.writer import FileWriter
+from engine.timeline.active import TIMELINE_DIR, ActiveTimeline
+from engine.timeline.archive import HISTORY_DIR
+from engine.timeline.instant import COMPLETED, DATA_ACTIONS, INFLIGHT, Instant
+from engine.truetime import InstantTimeGenerator, InstantTiming
+
+TRUETIME_FILE = ".hoodie/.truetime"
+# Keys the engine writes into commit metadata; caller metadata may not override them.
+RESERVED_KEYS = frozenset(
+    {
+        "writer_id",
+        "operation",
+        "occ_baseline",
+        "stats",
+        "superseded",
+        "num_files",
+        "num_writes",
+        "num_deletes",
+        "num_inserts",
+        "file_groups",
+        "schema",
+    }
+)
+
+
+class _StoredLastTime:
+    """The last generated instant time, in `.hoodie/.truetime` (read/written under the lock)."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def load(self) -> str | None:
+        try:
+            return self.storage.read_bytes(TRUETIME_FILE).decode().strip() or None
+        except FileNotFoundError:
+            return None
+
+    def save(self, instant_time: str) -> None:
+        self.storage.write_bytes(TRUETIME_FILE, instant_time.encode())
+
+
+def _time_of(instant: Instant | str) -> str:
+    return instant if isinstance(instant, str) else instant.requested_time
+
+
+class Table:
+    def __init__(
+        self,
+        storage: Storage,
+        config: TableConfig,
+        schema: pa.Schema | None,
+        *,
+        clock: Clock | None = None,
+        lock: LockProvider | None = None,
+        safety: Safety | None = None,
+        max_skew_ms: int = 200,
+        writer_id: str | None = None,
+        heartbeat_interval_s: float = 10.0,
+        heartbeat_expiry_s: float | None = None,
+        lock_timeout_s: float = 60.0,
+        cache_bytes: int = 256 << 20,
+    ) -> None:
+        self.storage, self.config, self.safety = storage, config, safety or Safety()
+        self.path = storage.root
+        self.clock = clock or SystemClock()
+        self.writer_id = writer_id or default_owner()
+        self.lock: LockProvider = lock or FileLock(
+            storage, holder_id=self.writer_id, clock=self.clock
+        )
+        self.lock_timeout_s = lock_timeout_s
+        self._declared_schema = schema
+        self.timeline = ActiveTimeline(storage, self.safety)
+        self.catalog = Catalog(storage, self.timeline, self.safety, FileCache(cache_bytes))
+        self.generator = InstantTimeGenerator(
+            self.clock,
+            self.lock,
+            max_skew_ms,
+            strict_monotonic=self.safety.strict_monotonic,
+            wait=self.safety.truetime_wait,
+            floor=lambda: self.timeline.reload().max_instant_time(),
+            store=_StoredLastTime(storage),
+        )
+        self.heartbeats = Heartbeats(storage, self.clock, heartbeat_interval_s)
+        self.heartbeat_expiry_s = heartbeat_expiry_s or 2 * heartbeat_interval_s or 60.0
+        self._writer = FileWriter(storage, self.catalog, config, self.writer_id)
+        self._baselines: dict[str, str | None] = {}
+        self._mutex = threading.RLock()
+        self.last_instant_timing = InstantTiming(0.0, 0.0)
+        self.timeline.reload()
+
+    # -- create / open -------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: str,
+        config: TableConfig,
+        schema: pa.Schema | None = None,
+        *,
+        storage: Storage | None = None,
+        **open_kwargs: Any,
+    ) -> Table:
+        """Create a new table (an error if one exists at `path`) and open it."""
+        storage = storage or Storage(path)
+        if schema is not None:
+            if config.key_field not in schema.names:
+                raise EngineError(f"schema has no key field {config.key_field!r}: {schema}")
+            clash = [n for n in schema.names if n in META_COLUMNS]
+            if clash:
+                raise EngineError(f"schema uses reserved meta column names {clash}")
+        for d in (TIMELINE_DIR, HISTORY_DIR, HEARTBEAT_DIR):
+            storage.makedirs(d)
+        try:
+            write_properties(storage, config, schema)
+        except FileExistsError:
+            raise TableExistsError(storage.root) from None
+        return cls.open(path, storage=storage, **open_kwargs)
+
+    @classmethod
+    def open(cls, path: str, *, storage: Storage | None = None, **kwargs: Any) -> Table:
+        """Open an existing table; NotATableError (naming the path) if there is none."""
+        storage = storage or Storage(path)
+        config, schema = read_properties(storage)
+        return cls(storage, config, schema, **kwargs)
+
+    def close(self) -> None:
+        self.heartbeats.close()
+
+    # -- state ---------------------------------------------------------------------------
+
+    def reload(self) -> Table:
+        self.timeline.reload()
+        return self
+
+    @property
+    def schema(self) -> pa.Schema | None:
+        """The declared schema, else the one the latest commit recorded (None before any)."""
+        if self._declared_schema is not None:
+            return self._declared_schema
+        for instant in reversed(self.timeline.completed(include_archived=True)):
+            if instant.action in DATA_ACTIONS:
+                text = self.timeline.read_metadata(instant).get("schema")
+                if text:
+                    return decode_schema(text)
+        return None
+
+    def pending_instants(self) -> list[Instant]:
+        return self.timeline.reload().pending()
+
+    def view(self, as_of: str | None = None) -> FileSystemView:
+        self.timeline.reload()
+        return self.catalog.view(as_of)
+
+    def data_files(self) -> list[DataFile]:
+        """Every data file in the table folder (visible or not)."""
+        return [f for f in map(parse_data_file, self.storage.list("")) if f is not None]
+
+    def orphan_files(self) -> list[DataFile]:
+        """Data files no completed instant references and no pending instant may still claim."""
+        self.timeline.reload()
+        referenced = {
+            f.name
+            for i in self.timeline.completed(include_archived=True)
+            for f in self.catalog.files_of(i)
+        }
+        pending = {i.requested_time for i in self.timeline.pending()}
+        return [
+            f for f in self.data_files() if f.name not in referenced and f.instant not in pending
+        ]
+
+    # -- instants ------------------------------------------------------------------------
+
+    def start_instant(
+        self, action: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Instant:
+        """TrueTime requested time, heartbeat, REQUESTED then INFLIGHT (under the table lock).
+
+        The returned instant carries `timing` (lock wait, TrueTime sleep)."""
+        action = action or ("commit" if self.config.table_type == "cow" else "deltacommit")
+        with self._locked() as held:
+            t, timing = self.generator.generate_timed(locked=True)
+            baseline = self.timeline.last_completion_time()
+            # Heartbeat first: a lazy cleaner must never see this instant without one.
+            self.heartbeats.start(t)
+            meta = {**(metadata or {}), "writer_id": self.writer_id, "occ_baseline": baseline}
+            try:
+                requested = self.timeline.create_requested(action, t, meta)
+            except BaseException:
+                self.heartbeats.stop(t, delete=False)  # the file may be the other writer's
+                raise
+            self.timeline.transition_to_inflight(requested)
+        self._baselines[t] = baseline
+        timing = InstantTiming(timing.lock_wait_ms + held.wait_ms, timing.truetime_sleep_ms)
+        self.last_instant_timing = timing
+        return Instant(t, action, INFLIGHT, timing=timing)
+
+    def _locked(self) -> _TimedLock:
+        return _TimedLock(self)
+
+    def heartbeat(self, instant: Instant | str) -> None:
+        """Refresh (and from now on keep refreshing) the heartbeat of an instant this process
+        adopted, e.g. one restored after a coordinator restart."""
+        self.heartbeats.start(_time_of(instant))
+
+    def write_files(
+        self,
+        instant: Instant | str,
+        records: pa.Table,
+        op: str = "upsert",
+        write_token: str | None = None,
+        prior: Iterable[WriteStat | dict[str, Any]] | None = None,
+    ) -> list[WriteStat]:
+        """Write `records` into files of `instant` (invisible until commit)."""
+        with self._mutex:
+            self.timeline.reload()
+        prior_stats = [WriteStat.coerce(s) for s in prior or ()]
+        return self._writer.write(
+            _time_of(instant), records, op, write_token, prior_stats, self.schema
+        )
+
+    def commit(
+        self,
+        instant: Instant | str,
+        stats: Iterable[WriteStat | dict[str, Any]],
+        metadata: dict[str, Any] | None = None,
+        guard: Callable[[], None] | None = None,
+    ) -> str:
+        """Complete `instant` under the table lock; returns its completion time.
+
+        OCC and the primary-key check run first, then `guard()` (fencing), then the
+        completion time is generated and the completed instant file written."""
+        t = _time_of(instant)
+        stats = [WriteStat.coerce(s) for s in stats]
+        metadata = dict(metadata or {})
+        clash = sorted(RESERVED_KEYS & set(metadata))
+        if clash:
+            raise EngineError(f"commit metadata keys {clash} are reserved by the engine")
+        with self._locked():
+            self.timeline.reload()
+            current = self._committable(t)
+            effective, superseded = _effective(stats, t)
+            self._check_files(effective)
+            baseline = self._baseline(current)
+            if self.safety.occ:
+                check_occ(self.catalog, t, baseline, effective)
+            if self.safety.pk_check:
+                check_unique_keys(self.catalog, self.config.key_field, t, baseline, effective)
+            if guard is not None:
+                guard()
+            completion = self.generator.generate(locked=True)
+            meta = {
+                **metadata,
+                "writer_id": self.writer_id,
+                "operation": ",".join(sorted({s.op for s in effective})),
+                "occ_baseline": baseline,
+                "stats": [s.to_dict(with_keys=False) for s in effective],
+                "superseded": superseded,
+                "file_groups": sorted({s.file_id for s in effective}),
+                "num_files": len(effective),
+                "num_writes": sum(s.num_writes for s in effective),
+                "num_deletes": sum(s.num_deletes for s in effective),
+                "num_inserts": sum(s.num_inserts or 0 for s in effective),
+                "schema": self._schema_text(effective),
+            }
+            self.timeline.complete(current.with_state(INFLIGHT), completion, meta)
+        self.heartbeats.stop(t)
+        self._baselines.pop(t, None)
+        return completion
+
+    def _committable(self, t: str) -> Instant:
+        if self.timeline.is_rolled_back(t):
+            raise InstantRolledBackError(t)
+        current = self.timeline.get(t)
+        if current is None:
+            raise InstantStateError(f"instant {t} is not on the timeline")
+        # put_if_absent also guards the completion transition: only a pending instant may
+        # complete. Without it a second writer that picked the same time silently
+        # overwrites the first one's completed instant.
+        if current.is_completed and self.safety.put_if_absent:
+            raise InstantStateError(
+                f"instant {t} is already completed at {current.completion_time}; "
+                "an instant is committed at most once"
+            )
+        return current
+
+    def _baseline(self, current: Instant) -> str | None:
+        if current.requested_time in self._baselines:
+            return self._baselines[current.requested_time]
+        return self.timeline.read_metadata(current).get("occ_baseline")
+
+    def _check_files(self, stats: list[WriteStat]) -> None:
+        """A completed instant must never reference a missing or torn file."""
+        sizes = self.storage.sizes(s.file_name for s in stats)
+        for s in stats:
+            actual = sizes[s.file_name]
+            if actual is None:
+                raise CorruptFileError(self.storage.full_path(s.file_name), "missing at commit")
+            if actual != s.file_size:
+                raise CorruptFileError(
+                    self.storage.full_path(s.file_name),
+                    f"{actual} bytes at commit, {s.file_size} written (torn write?)",
+                )
+
+    def _schema_text(self, stats: list[WriteStat]) -> str | None:
+        schema = self.schema
+        if schema is None and stats:
+            data = self.storage.read_bytes(stats[0].file_name)
+            full = pq.read_schema(pa.BufferReader(data))
+            schema = pa.schema([f for f in full if f.name not in META_COLUMNS])
+        return encode_schema(schema) if schema is not None else None
+
+    # -- rollback ------------------------------------------------------------------------
+
+    def rollback(self, instant: Instant | str, force: bool = False) -> Instant | None:
+        """Delete the instant's files (found by name), record a rollback instant, remove the
+        instant. A completed instant is refused unless `force`. Returns the rollback instant
+        (None if the instant was already rolled back)."""
+        t = _time_of(instant)
+        with self._locked():
+            self.timeline.reload()
+            current = self.timeline.get(t)
+            if current is None:
+                if self.timeline.is_rolled_back(t):
+                    return None
+                raise RollbackError(f"no instant {t} on the timeline to roll back")
+            if current.is_completed and not force:
+                raise RollbackError(
+                    f"refusing to roll back completed instant {t} "
+                    f"(completed at {current.completion_time}); pass force=True"
+                )
+            if current.is_completed and t not in {
+                i.requested_time for i in self.timeline.instants()
+            }:
+                raise RollbackError(f"instant {t} is archived and cannot be rolled back")
+            rb_time = self.generator.generate(locked=True)
+            plan = {"rolled_back": t, "action": current.action, "state": current.state}
+            rb = self.timeline.create_requested("rollback", rb_time, plan)
+            done = self._finish_rollback(rb, current)
+        self.heartbeats.stop(t)
+        return done
+
+    def _finish_rollback(self, rb: Instant, target: Instant) -> Instant:
+        deleted = []
+        for f in self.data_files():
+            if f.instant == target.requested_time:
+                self.storage.delete(f.name, missing_ok=True)
+                deleted.append(f.name)
+        completion = self.generator.generate(locked=True)
+        meta = {
+            "rolled_back": target.requested_time,
+            "action": target.action,
+            "state": target.state,
+            "deleted_files": deleted,
+        }
+        done = self.timeline.complete(rb, completion, meta)
+        if target.state == COMPLETED:
+            self.timeline.remove_completed(target)
+        else:
+            self.timeline.remove_pending(target)
+        return done
+
+    def rollback_failed_writes(self) -> list[str]:
+        """Roll back failed writes; returns the rolled-back requested times.
+
+        Lazy (safety.lazy_rollback): pending instants whose heartbeat expired. Eager: every
+        pending instant not started by this Table object, including other writers' live
+        ones. Pending compactions are left to be re-run; interrupted rollbacks are finished."""
+        self.timeline.reload()
+        live = self.heartbeats.live
+        done = []
+        for instant in self.timeline.pending():
+            if instant.action == "rollback":
+                self._resume_rollback(instant)
+                continue
+            if instant.action == "compaction" or instant.requested_time in live:
+                continue
+            if self.safety.lazy_rollback and not self.heartbeats.is_expired(
+                instant.requested_time, self.heartbeat_expiry_s
+            ):
+                continue
+            try:
+                if self.rollback(instant) is not None:
+                    done.append(instant.requested_time)
+            except RollbackError:
+                pass  # it completed meanwhile
+        return done
+
+    def _resume_rollback(self, rb: Instant) -> None:
+        with self._locked():
+            self.timeline.reload()
+            if self.timeline.get(rb.requested_time) != rb:
+                return
+            target_time = self.timeline.read_metadata(rb)["rolled_back"]
+            target = self.timeline.get(target_time)
+            if target is None:
+                target = Instant(target_time, "commit", INFLIGHT)
+            self._finish_rollback(rb, target)
+
+    # -- compaction, archive -------------------------------------------------------------
+
+    def schedule_compaction(self) -> Instant | None:
+        """MOR: plan a compaction of every group with logs; its requested time starts new
+        slices. None if there is nothing to compact."""
+        return compaction.schedule(self)
+
+    def run_compaction(self, instant: Instant | str) -> str:
+        """Merge the planned slices into new base files and complete the compaction."""
+        return compaction.run(self, _time_of(instant))
+
+    def archive(self, keep: int = 30) -> int:
+        """Move the oldest completed instants (beyond `keep`) to the archived timeline.
+
+        Only instants that completed before the earliest pending instant was requested move,
+        so OCC never needs archived instants. Returns how many moved."""
+        with self._locked():
+            self.timeline.reload()
+            completed = self.timeline.completed()
+            pending = self.timeline.pending()
+            limit = pending[0].requested_time if pending else None
+            movable = [
+                i
+                for i in completed[: max(0, len(completed) - keep)]
+                if limit is None or i.completion_time < limit
+            ]
+            entries = []
+            for i in movable:
+                self.catalog.files_of(i)  # keep the parsed file list cached
+                raw = self.storage.read_bytes(f"{TIMELINE_DIR}/{i.file_name}").decode()
+                self.timeline.read_metadata(i)  # raises CorruptInstantError if broken
+                entries.append((i, raw))
+            self.timeline.archive.append(entries)
+            for i in movable:
+                self.timeline.remove_completed(i)
+        return len(movable)
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def snapshot(self, columns: list[str] | None = None, with_meta: bool = False) -> pa.Table:
+        """The latest committed state."""
+        view = self.view()
+        return read_view(self.catalog, view, self.config.key_field, self.schema, columns, with_meta)
+
+    def as_of(
+        self, completion_time: str, columns: list[str] | None = None, with_meta: bool = False
+    ) -> pa.Table:
+        """The state made of instants completed at or before `completion_time`."""
+        view = self.view(as_of=completion_time)
+        return read_view(self.catalog, view, self.config.key_field, self.schema, columns, with_meta)
+
+    def incremental(
+        self,
+        begin_exclusive: str | None,
+        end_inclusive: str | None = None,
+        columns: list[str] | None = None,
+        with_meta: bool = False,
+    ) -> pa.Table:
+        """Rows written by data instants that completed in (begin, end], latest version per
+        key. Deleted keys (MOR) appear only with with_meta=True (`_is_deleted`)."""
+        self.timeline.reload()
+        instants = [
+            i
+            for i in self.timeline.completed_in(begin_exclusive, end_inclusive)
+            if i.action in DATA_ACTIONS
+        ]
+        return read_incremental(
+            self.catalog, instants, self.config.key_field, self.schema, columns, with_meta
+        )
+
+    def transaction(
+        self, action: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Transaction:
+        """begin/write/commit/abort convenience; as a context manager it commits on success
+        and rolls back on an exception."""
+        return Transaction(self, action, metadata)
+
+
+class _TimedLock:
+    """`with table._locked() as held:` takes the table lock; held.wait_ms says how long."""
+
+    def __init__(self, table: Table) -> None:
+        self.table, self.wait_ms = table, 0.0
+
+    def __enter__(self) -> _TimedLock:
+        t0 = time.perf_counter()
+        self.table.lock.acquire(self.table.lock_timeout_s)
+        self.wait_ms = (time.perf_counter() - t0) * 1000
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.table.lock.release()
+
+
+def _effective(stats: list[WriteStat], t: str) -> tuple[list[WriteStat], list[str]]:
+    """Drop files a later flush of the same instant superseded; one base per group."""
+    foreign = [s.file_name for s in stats if s.instant != t]
+    if foreign:
+        raise EngineError(f"stats of other instants passed to commit of {t}: {foreign}")
+    names = {s.file_name for s in stats}
+    superseded = {s.prev_file for s in stats if s.prev_file in names}
+    effective = [s for s in stats if s.file_name not in superseded]
+    bases: dict[str, str] = {}
+    for s in effective:
+        if s.kind == "base":
+            if s.file_id in bases and bases[s.file_id] != s.file_name:
+                raise EngineError(
+                    f"instant {t} has two base files for file group {s.file_id}: "
+                    f"{bases[s.file_id]} and {s.file_name} (route rows by file group)"
+                )
+            bases[s.file_id] = s.file_name
+    unique = list({s.file_name: s for s in effective}.values())
+    return unique, sorted(superseded)

@@ -1,0 +1,62 @@
+"""Transaction: begin / write / commit / abort around one instant."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from engine.table.stats import WriteStat
+from engine.timeline.instant import Instant
+
+if TYPE_CHECKING:
+    from engine.table.table import Table
+
+
+class Transaction:
+    def __init__(
+        self, table: Table, action: str | None = None, metadata: dict[str, Any] | None = None
+    ):
+        self.table, self.action, self.metadata = table, action, metadata
+        self.instant: Instant | None = None
+        self.stats: list[WriteStat] = []
+        self.completion_time: str | None = None
+        self._done = False
+
+    def begin(self) -> Instant:
+        if self.instant is None:
+            self.instant = self.table.start_instant(self.action, self.metadata)
+        return self.instant
+
+    def write(self, records: pa.Table, op: str = "upsert") -> list[WriteStat]:
+        instant = self.begin()
+        token = f"tx{len(self.stats)}-{uuid.uuid4().hex[:8]}"
+        stats = self.table.write_files(instant, records, op, token, prior=self.stats)
+        self.stats += stats
+        return stats
+
+    def commit(
+        self, metadata: dict[str, Any] | None = None, guard: Callable[[], None] | None = None
+    ) -> str:
+        instant = self.begin()
+        self.completion_time = self.table.commit(instant, self.stats, metadata, guard)
+        self._done = True
+        return self.completion_time
+
+    def abort(self) -> None:
+        """Roll back the instant (its files are deleted); a no-op if nothing was begun."""
+        if self.instant is not None and not self._done:
+            self._done = True
+            self.table.rollback(self.instant)
+
+    def __enter__(self) -> Transaction:
+        self.begin()
+        return self
+
+    def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
+        if exc_type is not None:
+            self.abort()
+        elif not self._done:
+            self.commit()

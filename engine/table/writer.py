@@ -1,0 +1,282 @@
+"""write_files: validate, route rows to file groups, and write base or log files.
+
+COW upsert/delete merge each touched group's latest slice (or this instant's earlier
+file for that group, for a second eager flush) with the batch into a new base file.
+COW insert is append mode: one new file group per call, no merge, never conflicts.
+MOR appends one log file per touched group. All of it vectorised with pyarrow/numpy.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.config import TableConfig
+from engine.errors import MissingKeyColumnError, SchemaMismatchError
+from engine.layout.file_names import BASE, LOG, base_file_name, check_id, log_file_name
+from engine.layout.file_slices import FileSystemView
+from engine.layout.index import DynamicIndex, Route, bucket_file_id, route_bucket
+from engine.storage import Storage
+from engine.table.catalog import Catalog
+from engine.table.merge import (
+    META_COLUMNS,
+    add_meta,
+    concat,
+    drop_deleted,
+    last_per_key,
+    precombine,
+)
+from engine.table.stats import WriteStat
+
+OPS = ("insert", "upsert", "delete")
+
+
+def conform(records: pa.Table, schema: pa.Schema | None, key: str, op: str) -> pa.Table:
+    """Check the key column and the schema; cast to the table schema (safe casts only)."""
+    if key not in records.column_names:
+        raise MissingKeyColumnError(
+            f"records have no key column {key!r}; columns: {records.column_names}"
+        )
+    if records.column(key).null_count:
+        raise MissingKeyColumnError(
+            f"{records.column(key).null_count} record(s) have a null {key!r}"
+        )
+    meta = [c for c in records.column_names if c in META_COLUMNS]
+    if meta:
+        raise SchemaMismatchError(f"records must not carry engine meta columns {meta}")
+    if op == "delete":
+        records = records.select([key])
+        fields = [schema.field(key)] if schema is not None else []
+    else:
+        if schema is None:
+            return records
+        missing = [n for n in schema.names if n not in records.column_names]
+        extra = [n for n in records.column_names if n not in schema.names]
+        if missing or extra:
+            raise SchemaMismatchError(
+                f"records do not match the table schema: missing columns {missing},"
+                f" unknown columns {extra}; table schema: {schema}"
+            )
+        records = records.select(schema.names)
+        fields = list(schema)
+    columns = []
+    for f in fields:
+        col = records.column(f.name)
+        if col.type != f.type:
+            try:
+                col = col.cast(f.type, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise SchemaMismatchError(
+                    f"column {f.name!r} has type {col.type}, the table has {f.type}: {e}"
+                ) from None
+        columns.append(col)
+    return pa.table(columns, names=[f.name for f in fields]) if fields else records
+
+
+class FileWriter:
+    def __init__(self, storage: Storage, catalog: Catalog, config: TableConfig, writer_id: str):
+        self.storage, self.catalog, self.config, self.writer_id = (
+            storage,
+            catalog,
+            config,
+            writer_id,
+        )
+        self._pool = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1))
+        self._index: tuple[FileSystemView, DynamicIndex] | None = None
+
+    def write(
+        self,
+        instant: str,
+        records: pa.Table,
+        op: str,
+        write_token: str | None,
+        prior: Iterable[WriteStat],
+        schema: pa.Schema | None,
+    ) -> list[WriteStat]:
+        if op not in OPS:
+            raise ValueError(f"op must be one of {OPS}, got {op!r}")
+        token = check_id("write token", write_token or f"w{uuid.uuid4().hex[:12]}")
+        prior = [s for s in prior if s.instant == instant]
+        key = self.config.key_field
+        records = precombine(conform(records, schema, key, op), key, self.config.ordering_field)
+        if records.num_rows == 0:
+            return []
+        view = self.catalog.view()
+        if self.config.table_type == "cow" and op == "insert":
+            return [self._append(instant, records, token)]
+        route = self._route(records, op, view)
+        jobs = []
+        for code, rows, new in _partition(records, route):
+            fid = route.file_ids[code]
+            new_keys = (
+                rows.column(key).filter(pa.array(new)).to_pylist() if new is not None else None
+            )
+            before = [s for s in prior if s.file_id == fid]
+            if self.config.table_type == "cow":
+                jobs.append(
+                    (self._merge_base, (instant, fid, rows, op, token, before, view, new_keys))
+                )
+            else:
+                jobs.append((self._append_log, (instant, fid, rows, op, token, before, new_keys)))
+        if len(jobs) == 1:
+            results = [jobs[0][0](*jobs[0][1])]
+        else:
+            results = list(self._pool.map(lambda job: job[0](*job[1]), jobs))
+        return [s for s in results if s is not None]
+
+    # -- routing -------------------------------------------------------------------------
+
+    def _route(self, records: pa.Table, op: str, view: FileSystemView) -> Route:
+        keys = records.column(self.config.key_field)
+        if self.config.index == "bucket":
+            return route_bucket(keys, self.config.file_groups)
+        index = self._dynamic_index(view)
+        if op == "insert":  # inserts skip the lookup: every key is new
+            codes = np.full(len(keys), index.group_for_new(self.writer_id), dtype=np.int64)
+            return Route(list(index.file_ids), codes, np.ones(len(keys), dtype=bool))
+        route = index.route(keys, self.writer_id)
+        if op == "delete":  # deleting unknown keys is a no-op
+            route.codes[route.new] = -1
+            route.new = None
+        return route
+
+    def _dynamic_index(self, view: FileSystemView) -> DynamicIndex:
+        cached = self._index
+        if cached is not None and cached[0] is view:
+            return cached[1]
+        key = self.config.key_field
+        keys_by_group = {}
+        for fid in view.file_ids():
+            base, logs = view.latest(fid)
+            parts = [self.catalog.read(f).column(key) for f in ([base] if base else []) + logs]
+            if parts:
+                keys_by_group[fid] = pa.chunked_array(parts).combine_chunks()
+        index = DynamicIndex(
+            keys_by_group, [bucket_file_id(b) for b in range(self.config.file_groups)]
+        )
+        self._index = (view, index)
+        return index
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _append(self, instant: str, records: pa.Table, token: str) -> WriteStat:
+        fid = f"ap-{uuid.uuid4().hex[:12]}"
+        table = add_meta(records, instant, False)
+        name = base_file_name(fid, token, instant)
+        size = self.storage.write_parquet(name, table)
+        self.catalog.cache.put(name, table)
+        new_keys = records.column(self.config.key_field).to_pylist() if self._tracks_new() else None
+        n = records.num_rows
+        return WriteStat(
+            fid, name, BASE, instant, token, "insert", n, n, 0, n, size, None, new_keys
+        )
+
+    def _tracks_new(self) -> bool:
+        return self.config.index == "dynamic"
+
+    def _merge_base(
+        self,
+        instant: str,
+        fid: str,
+        rows: pa.Table,
+        op: str,
+        token: str,
+        before: list[WriteStat],
+        view: FileSystemView,
+        new_keys: list | None,
+    ) -> WriteStat | None:
+        key = self.config.key_field
+        if before:
+            prev: str | None = before[-1].file_name
+        else:
+            base, _ = view.latest(fid)
+            prev = base.name if base is not None else None
+        base_rows = self.catalog.read(prev) if prev is not None else None
+        n = rows.num_rows
+        if base_rows is None:
+            if op == "delete":
+                return None
+            merged, inserts, deletes = add_meta(rows, instant, False), n, 0
+        else:
+            present = pc.is_in(rows.column(key), value_set=base_rows.column(key))
+            hits = pc.sum(present).as_py() or 0
+            if op == "delete" and hits == 0:
+                return None
+            batch = add_meta(rows, instant, op == "delete")
+            merged = drop_deleted(last_per_key(concat([base_rows, batch]), [key]))
+            inserts = 0 if op == "delete" else n - hits
+            deletes = hits if op == "delete" else 0
+        name = base_file_name(fid, token, instant)
+        self._check_new_name(name, before)
+        size = self.storage.write_parquet(name, merged)
+        self.catalog.cache.put(name, merged)
+        return WriteStat(
+            fid,
+            name,
+            BASE,
+            instant,
+            token,
+            op,
+            merged.num_rows,
+            n,
+            deletes,
+            inserts,
+            size,
+            prev,
+            new_keys,
+        )
+
+    def _append_log(
+        self,
+        instant: str,
+        fid: str,
+        rows: pa.Table,
+        op: str,
+        token: str,
+        before: list[WriteStat],
+        new_keys: list | None,
+    ) -> WriteStat:
+        version = 1 + sum(s.kind == LOG for s in before)
+        name = log_file_name(fid, instant, version, token)
+        self._check_new_name(name, before)
+        table = add_meta(rows, instant, op == "delete")
+        size = self.storage.write_parquet(name, table)
+        self.catalog.cache.put(name, table)
+        n = rows.num_rows
+        deletes = n if op == "delete" else 0
+        inserts = len(new_keys) if new_keys is not None else None
+        return WriteStat(
+            fid, name, LOG, instant, token, op, n, n, deletes, inserts, size, None, new_keys
+        )
+
+    @staticmethod
+    def _check_new_name(name: str, before: list[WriteStat]) -> None:
+        if any(s.file_name == name for s in before):
+            raise ValueError(f"write token reused: {name} was already written in this instant")
+
+
+def _partition(
+    records: pa.Table, route: Route
+) -> Iterable[tuple[int, pa.Table, np.ndarray | None]]:
+    """(group code, rows, new-key mask) per group; rows with code -1 are dropped."""
+    codes, new = route.codes, route.new
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    uniq, starts = np.unique(sorted_codes, return_index=True)
+    ends = [*starts[1:], len(codes)]
+    if len(uniq) == 1 and uniq[0] >= 0:
+        yield int(uniq[0]), records, new
+        return
+    taken = records.take(pa.array(order))
+    new_sorted = new[order] if new is not None else None
+    for code, start, end in zip(uniq, starts, ends, strict=True):
+        if code < 0:
+            continue
+        mask = new_sorted[start:end] if new_sorted is not None else None
+        yield int(code), taken.slice(start, end - start), mask

@@ -1,0 +1,7 @@
+"""Instants, the active timeline and the archived (LSM) timeline."""
+
+from engine.timeline.active import ActiveTimeline
+from engine.timeline.archive import ArchivedTimeline
+from engine.timeline.instant import Instant, parse_file_name
+
+__all__ = ["ActiveTimeline", "ArchivedTimeline", "Instant", "parse_file_name"]

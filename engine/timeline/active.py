@@ -1,0 +1,290 @@
+"""The active timeline: instant files in `.hoodie/timeline/`, loaded by listing.
+
+Transitions: create_requested (put-if-absent) -> inflight -> complete (completed file
+with JSON metadata, then the pending files are removed). Queries transparently consult
+the archived timeline for instants that were moved there.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from engine.config import Safety
+from engine.errors import CorruptInstantError, InstantExistsError
+from engine.storage import Storage
+from engine.timeline.archive import ArchivedTimeline
+from engine.timeline.instant import COMPLETED, INFLIGHT, REQUESTED, Instant, parse_file_name
+
+TIMELINE_DIR = ".hoodie/timeline"
+_RANK = {REQUESTED: 0, INFLIGHT: 1, COMPLETED: 2}
+
+
+def encode_metadata(metadata: dict[str, Any]) -> bytes:
+    return json.dumps(metadata, separators=(",", ":"), default=str).encode()
+
+
+def decode_metadata(data: bytes | str, file: str) -> dict[str, Any]:
+    if not data:
+        raise CorruptInstantError(file, "empty file (torn write?)")
+    try:
+        meta = json.loads(data)
+    except ValueError as e:
+        raise CorruptInstantError(file, f"not valid JSON ({e})") from None
+    if not isinstance(meta, dict):
+        raise CorruptInstantError(file, "metadata is not a JSON object")
+    return meta
+
+
+class ActiveTimeline:
+    def __init__(
+        self,
+        storage: Storage,
+        safety: Safety | None = None,
+        archive: ArchivedTimeline | None = None,
+    ) -> None:
+        self.storage, self.safety = storage, safety or Safety()
+        self.archive = archive or ArchivedTimeline(storage)
+        self._lock = threading.RLock()
+        self._parsed: dict[str, Instant | None] = {}
+        self._by_time: dict[str, Instant] = {}
+        self._duplicates: dict[str, list[Instant]] = {}
+        self._completed: list[Instant] = []
+        self._pending: list[Instant] = []
+        self._meta: dict[str, dict[str, Any]] = {}  # completed file name -> metadata
+        self._rollback_targets: dict[str, str] = {}  # rollback requested time -> target
+
+    # -- loading -----------------------------------------------------------------------
+
+    def reload(self) -> ActiveTimeline:
+        """Re-list the timeline folder (one list call; names parsed once and cached)."""
+        names = self.storage.list(TIMELINE_DIR)
+        with self._lock:
+            parsed = {
+                n: self._parsed[n] if n in self._parsed else parse_file_name(n) for n in names
+            }
+            self._parsed = parsed
+            by_time: dict[str, Instant] = {}
+            duplicates: dict[str, list[Instant]] = {}
+            for instant in parsed.values():
+                if instant is None:
+                    continue
+                seen = by_time.get(instant.requested_time)
+                if seen is not None and seen.is_completed and instant.is_completed:
+                    duplicates.setdefault(instant.requested_time, [seen]).append(instant)
+                if seen is None or _newer(instant, seen):
+                    by_time[instant.requested_time] = instant
+            self._by_time, self._duplicates = by_time, duplicates
+            self._index()
+        self.archive.reload()
+        return self
+
+    def _index(self) -> None:
+        values = self._by_time.values()
+        self._completed = sorted((i for i in values if i.is_completed), key=_by_completion)
+        self._pending = sorted((i for i in values if i.is_pending), key=lambda i: i.requested_time)
+
+    def _put(self, instant: Instant) -> None:
+        with self._lock:
+            self._by_time[instant.requested_time] = instant
+            self._index()
+
+    def _drop(self, requested_time: str) -> None:
+        with self._lock:
+            self._by_time.pop(requested_time, None)
+            self._index()
+
+    # -- queries -----------------------------------------------------------------------
+
+    def instants(self) -> list[Instant]:
+        """Active instants (pending and completed) ordered by requested time."""
+        return sorted(self._by_time.values(), key=lambda i: i.requested_time)
+
+    def get(self, requested_time: str) -> Instant | None:
+        return self._by_time.get(requested_time) or self.archive.get(requested_time)
+
+    def completed(self, include_archived: bool = False) -> list[Instant]:
+        """Completed instants ordered by completion time."""
+        if not include_archived:
+            return list(self._completed)
+        active = {i.requested_time for i in self._completed}
+        archived = [i for i in self.archive.instants() if i.requested_time not in active]
+        return sorted([*archived, *self._completed], key=_by_completion)
+
+    def pending(self, action: str | None = None) -> list[Instant]:
+        """Pending instants ordered by requested time."""
+        return [i for i in self._pending if action is None or i.action == action]
+
+    def completion_time_of(self, requested_time: str) -> str | None:
+        instant = self._by_time.get(requested_time)
+        if instant is not None:
+            return instant.completion_time
+        return self.archive.completion_time_of(requested_time)
+
+    def completed_in(self, begin_exclusive: str | None, end_inclusive: str | None) -> list[Instant]:
+        """Instants with begin < completion time <= end, ordered by completion time."""
+        active = [
+            i
+            for i in self._completed
+            if (begin_exclusive is None or i.completion_time > begin_exclusive)
+            and (end_inclusive is None or i.completion_time <= end_inclusive)
+        ]
+        seen = {i.requested_time for i in active}
+        archived = [
+            i
+            for i in self.archive.completed_in(begin_exclusive, end_inclusive)
+            if i.requested_time not in seen and i.requested_time not in self._by_time
+        ]
+        return sorted([*archived, *active], key=_by_completion) if archived else active
+
+    def last_completion_time(self) -> str | None:
+        times = [self._completed[-1].completion_time] if self._completed else []
+        archived = self.archive.instants()
+        if archived:
+            times.append(archived[-1].completion_time)
+        return max(times) if times else None
+
+    def max_instant_time(self) -> str | None:
+        """The largest requested or completion time on the timeline (active or archived)."""
+        times = [
+            t for i in self._by_time.values() for t in (i.requested_time, i.completion_time) if t
+        ]
+        if self.archive.max_time():
+            times.append(self.archive.max_time())
+        return max(times) if times else None
+
+    def duplicated_times(self) -> dict[str, list[Instant]]:
+        """Requested times that more than one completed file claims (a collision happened)."""
+        return {k: list(v) for k, v in self._duplicates.items()}
+
+    def rolled_back(self) -> set[str]:
+        """Requested times of instants that a (pending or completed) rollback targets."""
+        targets = set()
+        for instant in self._by_time.values():
+            if instant.action == "rollback":
+                targets.add(self._rollback_target(instant))
+        for instant in self.archive.instants():
+            if instant.action == "rollback":
+                targets.add(self._rollback_target(instant))
+        return targets
+
+    def is_rolled_back(self, requested_time: str) -> bool:
+        return requested_time in self.rolled_back()
+
+    def _rollback_target(self, instant: Instant) -> str:
+        target = self._rollback_targets.get(instant.requested_time)
+        if target is None:
+            target = self.read_metadata(instant)["rolled_back"]
+            self._rollback_targets[instant.requested_time] = target
+        return target
+
+    def read_metadata(self, instant: Instant | str) -> dict[str, Any]:
+        """The JSON metadata of an instant (completed file, or its pending file)."""
+        if isinstance(instant, str):
+            found = self.get(instant)
+            if found is None:
+                raise KeyError(f"no instant {instant} on the timeline")
+            instant = found
+        name = instant.file_name
+        cached = self._meta.get(name)
+        if cached is not None:
+            return cached
+        if instant.is_completed and instant.requested_time not in self._by_time:
+            meta = decode_metadata(
+                self.archive.metadata_json(instant.requested_time), f"archived instant {name}"
+            )
+        else:
+            path = f"{TIMELINE_DIR}/{name}"
+            try:
+                data = self.storage.read_bytes(path)
+            except FileNotFoundError:
+                if instant.state == INFLIGHT:  # inflight files carry no metadata of their own
+                    return self.read_metadata(instant.with_state(REQUESTED))
+                raise
+            meta = decode_metadata(data, self.storage.full_path(path))
+        if instant.is_completed:  # immutable: cache
+            self._meta[name] = meta
+        return meta
+
+    # -- transitions (callers hold the table lock) ----------------------------------------
+
+    def create_requested(
+        self, action: str, requested_time: str, metadata: dict[str, Any] | None = None
+    ) -> Instant:
+        """Create `<t>.<action>.requested`.
+
+        With put_if_absent a time that is taken (pending or completed, any action) raises
+        InstantExistsError; without it the file is silently overwritten."""
+        instant = Instant(requested_time, action, REQUESTED)
+        path = f"{TIMELINE_DIR}/{instant.file_name}"
+        data = encode_metadata(metadata or {})
+        if not self.safety.put_if_absent:
+            self.storage.write_bytes(path, data)  # last writer silently wins
+            self._put(instant)
+            return instant
+        try:
+            self.storage.put_if_absent(path, data)
+        except FileExistsError:
+            raise InstantExistsError(self.storage.full_path(path)) from None
+        # The same time under another action, or already completed (its pending files gone).
+        self.reload()
+        clash = [
+            n
+            for n, i in self._parsed.items()
+            if i is not None and i.requested_time == requested_time and n != instant.file_name
+        ]
+        if clash:
+            self.storage.delete(path, missing_ok=True)
+            self._drop(requested_time)
+            raise InstantExistsError(
+                self.storage.full_path(f"{TIMELINE_DIR}/{clash[0]}"), "already uses this time"
+            )
+        return instant
+
+    def transition_to_inflight(self, instant: Instant) -> Instant:
+        inflight = instant.with_state(INFLIGHT)
+        self.storage.write_bytes(f"{TIMELINE_DIR}/{inflight.file_name}", b"")
+        self._put(inflight)
+        return inflight
+
+    def complete(self, instant: Instant, completion_time: str, metadata: dict[str, Any]) -> Instant:
+        """Write the completed file atomically, then remove the pending files."""
+        done = instant.with_state(COMPLETED, completion_time)
+        path = f"{TIMELINE_DIR}/{done.file_name}"
+        data = encode_metadata(metadata)
+        if self.safety.put_if_absent:
+            try:
+                self.storage.put_if_absent(path, data)
+            except FileExistsError:
+                raise InstantExistsError(self.storage.full_path(path)) from None
+        else:
+            self.storage.write_bytes(path, data)
+        self._meta[done.file_name] = metadata
+        self.remove_pending(instant)
+        self._put(done)
+        return done
+
+    def remove_pending(self, instant: Instant) -> None:
+        for state in (INFLIGHT, REQUESTED):
+            self.storage.delete(f"{TIMELINE_DIR}/{instant.pending_file(state)}", missing_ok=True)
+        with self._lock:
+            current = self._by_time.get(instant.requested_time)
+            if current is not None and current.is_pending:
+                self._drop(instant.requested_time)
+
+    def remove_completed(self, instant: Instant) -> None:
+        self.storage.delete(f"{TIMELINE_DIR}/{instant.file_name}", missing_ok=True)
+        with self._lock:
+            if self._by_time.get(instant.requested_time) == instant:
+                self._drop(instant.requested_time)
+
+
+def _newer(a: Instant, b: Instant) -> bool:
+    if a.is_completed and b.is_completed:
+        return (a.completion_time or "") > (b.completion_time or "")
+    return _RANK[a.state] > _RANK[b.state]
+
+
+def _by_completion(i: Instant) -> tuple[str, str]:
+    return (i.completion_time or "", i.requested_time)

@@ -1,0 +1,73 @@
+"""An instant on the timeline and its file name.
+
+Pending:   `<requested>.<action>.requested` / `<requested>.<action>.inflight`
+Completed: `<requested>_<completed>.<action>`
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.truetime import InstantTiming
+
+ACTIONS = ("commit", "deltacommit", "compaction", "rollback", "clean", "replacecommit")
+REQUESTED, INFLIGHT, COMPLETED = "requested", "inflight", "completed"
+STATES = (REQUESTED, INFLIGHT, COMPLETED)
+# Actions whose files carry table data (what readers, OCC and incremental pulls look at).
+DATA_ACTIONS = ("commit", "deltacommit", "replacecommit")
+
+_ACTION = "|".join(ACTIONS)
+_PENDING_RE = re.compile(rf"^(\d{{17}})\.({_ACTION})\.(requested|inflight)$")
+_COMPLETED_RE = re.compile(rf"^(\d{{17}})_(\d{{17}})\.({_ACTION})$")
+
+
+@dataclass(frozen=True)
+class Instant:
+    requested_time: str
+    action: str
+    state: str
+    completion_time: str | None = None
+    # How long generating the requested time took (set by Table.start_instant).
+    timing: InstantTiming | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise ValueError(f"unknown action {self.action!r}; allowed: {ACTIONS}")
+        if self.state not in STATES:
+            raise ValueError(f"unknown state {self.state!r}; allowed: {STATES}")
+        if (self.state == COMPLETED) != (self.completion_time is not None):
+            raise ValueError("completion_time is set exactly when the state is completed")
+
+    @property
+    def is_completed(self) -> bool:
+        return self.state == COMPLETED
+
+    @property
+    def is_pending(self) -> bool:
+        return self.state != COMPLETED
+
+    @property
+    def file_name(self) -> str:
+        if self.state == COMPLETED:
+            return f"{self.requested_time}_{self.completion_time}.{self.action}"
+        return f"{self.requested_time}.{self.action}.{self.state}"
+
+    def pending_file(self, state: str) -> str:
+        return f"{self.requested_time}.{self.action}.{state}"
+
+    def with_state(self, state: str, completion_time: str | None = None) -> Instant:
+        return replace(self, state=state, completion_time=completion_time)
+
+
+def parse_file_name(name: str) -> Instant | None:
+    """The instant a timeline file name describes, or None for other files (temps, markers)."""
+    m = _COMPLETED_RE.match(name)
+    if m:
+        return Instant(m.group(1), m.group(3), COMPLETED, m.group(2))
+    m = _PENDING_RE.match(name)
+    if m:
+        return Instant(m.group(1), m.group(2), m.group(3))
+    return None
