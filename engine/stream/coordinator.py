@@ -188,7 +188,9 @@ class Coordinator:
         with self._lock:
             if self._failure is not None:
                 return {"status": ERROR, "error": f"coordinator failed: {self._failure}"}
-            if not event.is_empty_bootstrap and event.instant > self._current_instant:
+            # Bootstrap events carry saved state of older checkpoints: the buffer lookup
+            # on the meta thread decides what they still mean.
+            if not event.bootstrap and event.instant > self._current_instant:
                 err = UnexpectedEventError(
                     f"Receive an unexpected event for instant {event.instant} from task "
                     f"{event.task_id}: the coordinator's current instant is "

@@ -1,0 +1,190 @@
+"""Lock providers (leases, expiry, renewal) and storage (atomicity, hooks, torn files)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pyarrow as pa
+import pytest
+
+from engine.clock import ManualClock
+from engine.errors import CorruptFileError, LockTimeoutError
+from engine.lock import FileLock, InProcessLock, LeaseLock, LockService
+from engine.storage import Storage
+
+T0 = 1_700_000_000_000
+
+
+@pytest.fixture
+def storage(tmp_path) -> Storage:
+    s = Storage(str(tmp_path / "root"))
+    s.makedirs(".hoodie")
+    return s
+
+
+def test_in_process_lock_is_shared_per_path(tmp_path):
+    a, b = InProcessLock(str(tmp_path)), InProcessLock(str(tmp_path) + "/")
+    with a:
+        assert b.holder == a.holder_id
+        with pytest.raises(LockTimeoutError):
+            b.acquire(0.05)
+    b.acquire(0.05)
+    b.release()
+
+
+def test_file_lock_excludes_other_holders(storage):
+    a = FileLock(storage, holder_id="a")
+    b = FileLock(storage, holder_id="b")
+    with a:
+        assert b.holder == "a"
+        with pytest.raises(LockTimeoutError, match="held by a"):
+            b.acquire(0.1)
+    with b:
+        assert a.holder == "b"
+    assert not storage.exists(".hoodie/.lock")
+
+
+def test_crashed_holders_lease_expires_and_is_broken(storage):
+    clock = ManualClock(T0)
+    crashed = FileLock(storage, holder_id="crashed", lease_s=5, clock=clock, renew=False)
+    crashed.acquire(1)  # and never releases
+    other = FileLock(storage, holder_id="other", lease_s=5, clock=clock)
+    with pytest.raises(LockTimeoutError):
+        other.acquire(0.1)
+    clock.advance(5_001)
+    other.acquire(1)
+    assert other.holder == "other"
+    other.release()
+
+
+def test_live_holder_renews_its_lease(storage):
+    live = FileLock(storage, holder_id="live", lease_s=0.3)
+    other = FileLock(storage, holder_id="other", lease_s=0.3)
+    live.acquire(1)
+    try:
+        with pytest.raises(LockTimeoutError):
+            other.acquire(0.9)  # three lease periods: only renewal keeps it
+    finally:
+        live.release()
+    other.acquire(1)
+    other.release()
+
+
+def test_file_lock_serialises_threads_of_one_process(storage):
+    lock = FileLock(storage, holder_id="p")
+    inside, overlap = [], []
+
+    def work():
+        for _ in range(20):
+            with lock:
+                inside.append(1)
+                overlap.append(len(inside))
+                inside.pop()
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert max(overlap) == 1
+
+
+def test_lock_service_leases():
+    clock = ManualClock(T0)
+    svc = LockService(clock)
+    token = svc.acquire("table", "a", 10)
+    assert token and svc.acquire("table", "b", 10) is False
+    assert svc.acquire("table", "a", 10) == token  # a retried RPC is harmless
+    assert svc.renew("table", token, 10)
+    clock.advance(10_001)
+    assert svc.holder("table") is None and not svc.renew("table", token, 10)
+    token_b = svc.acquire("table", "b", 10)
+    assert token_b > token  # fencing tokens increase
+    assert not svc.release("table", token) and svc.release("table", token_b)
+
+
+def test_lease_lock_over_service():
+    svc = LockService()
+    a, b = LeaseLock(svc, "t", "a"), LeaseLock(svc, "t", "b")
+    with a:
+        assert svc.holder("t").owner == "a"
+        with pytest.raises(LockTimeoutError):
+            b.acquire(0.05)
+    with b:
+        assert svc.holder("t").owner == "b"
+
+
+def test_put_if_absent_never_overwrites(storage):
+    storage.put_if_absent("x", b"first")
+    with pytest.raises(FileExistsError):
+        storage.put_if_absent("x", b"second")
+    assert storage.read_bytes("x") == b"first"
+    storage.write_bytes("x", b"replaced")
+    assert storage.read_bytes("x") == b"replaced"
+    assert [n for n in storage.list("") if n.startswith(".tmp")] == []
+
+
+def test_concurrent_put_if_absent_has_one_winner(storage):
+    wins = []
+
+    def race(i):
+        try:
+            storage.put_if_absent("race", str(i).encode())
+            wins.append(i)
+        except FileExistsError:
+            pass
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(wins) == 1 and storage.read_bytes("race") == str(wins[0]).encode()
+
+
+def test_hooks_see_every_operation(storage):
+    seen = []
+    storage.hooks.append(lambda op, path: seen.append((op, path.rsplit("/", 1)[-1])))
+    storage.write_bytes("a", b"1")
+    storage.put_if_absent("b", b"2")
+    storage.read_bytes("a")
+    storage.rename("a", "c")
+    storage.list("")
+    storage.delete("c")
+    assert [op for op, _ in seen] == ["put", "put", "read", "rename", "list", "delete"]
+
+
+def test_hook_can_inject_latency_and_errors(storage):
+    def slow_or_fail(op, path):
+        if op == "rename":
+            raise OSError("injected rename failure")
+        if op == "put":
+            time.sleep(0.02)
+
+    storage.hooks.append(slow_or_fail)
+    t0 = time.perf_counter()
+    storage.write_bytes("a", b"1")
+    assert time.perf_counter() - t0 >= 0.02
+    with pytest.raises(OSError, match="injected"):
+        storage.rename("a", "b")
+
+
+def test_torn_parquet_names_the_file(storage):
+    def tear(path):
+        if path.endswith(".parquet"):
+            with open(path, "r+b") as f:
+                f.truncate(20)
+
+    storage.after_write_hooks.append(tear)
+    storage.write_parquet("d.parquet", pa.table({"id": [1, 2, 3]}))
+    with pytest.raises(CorruptFileError, match="d.parquet"):
+        storage.read_parquet("d.parquet")
+
+
+def test_sizes_and_missing(storage):
+    storage.write_bytes("a", b"123")
+    assert storage.sizes(["a", "nope"]) == {"a": 3, "nope": None}
+    with pytest.raises(FileNotFoundError):
+        storage.read_bytes("nope")
+    assert storage.list("no/such/dir") == []
