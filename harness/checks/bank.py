@@ -28,13 +28,19 @@ def _account_count(accounts: Any) -> int | None:
 def bank(
     reads: Iterable[Mapping[str, Any]], expected_total: float, expected_accounts: int
 ) -> CheckResult:
+    """A read may carry its own `expected_total` / `expected_accounts` (None: not checked)."""
     reads = list(reads)
     if not reads:
         return CheckResult(NAME, "unknown", {"reason": "no bank reads were recorded"})
     bad = []
     for read in reads:
+        # An incremental pull sees only the transfers it covers: its own expectation
+        # (their legs sum to zero) travels with it, and it need not see every account.
+        want_total = read.get("expected_total", expected_total)
+        want_accounts = read.get("expected_accounts", expected_accounts)
         total, seen = read.get("total"), _account_count(read.get("accounts"))
-        if not _same(total, expected_total) or seen != expected_accounts:
+        accounts_ok = want_accounts is None or seen == want_accounts
+        if not _same(total, want_total) or not accounts_ok:
             where = {
                 k: read[k] for k in ("reader", "read_kind", "as_of", "begin", "end") if k in read
             }

@@ -16,6 +16,7 @@ from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunPaths, new_run_dir
 from harness.runner.table_setup import set_up_table
 from harness.scenario import Scenario
+from harness.workload.background import Background, start_background
 
 STARTUP_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 120
@@ -72,6 +73,7 @@ def run_scenario(
     law = rate_law(cfg.rate, scenario.run_s)
     status_file, stop_file = Path(cfg.status_file), Path(cfg.stop_file)
     error: str | None = None
+    background = Background()
     with RunProgress(run_id, scenario.run_s, quiet) as progress:
         try:
             driver.start()
@@ -84,6 +86,7 @@ def run_scenario(
                 warmup_s=scenario.warmup_s,
                 duration_s=scenario.duration_s,
             )
+            background = start_background(scenario, str(paths.table), history)
             last_rows, next_sample = 0, t0 + 1.0
             while (now := time.time()) < t0 + scenario.run_s:
                 if driver.exit_code() is not None:
@@ -111,6 +114,7 @@ def run_scenario(
             error = str(exc)
         finally:
             progress.note("stopping...")
+            background.stop()
             stop_file.touch()
             if driver.wait(STOP_TIMEOUT_S) is None:
                 error = error or f"the pipeline driver did not stop within {STOP_TIMEOUT_S}s"

@@ -1,0 +1,65 @@
+"""After a run: read the table back, run the checks, compute the metrics, build result.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.checks import combine_verdicts
+from harness.history import read_events, read_series
+from harness.metrics import compute_metrics
+from harness.runner.check_inputs import run_checks
+from harness.runner.environment import environment
+from harness.runner.final_state import read_final_state
+from harness.runner.rundir import RunPaths
+from harness.scenario import Scenario
+
+
+def _fault_records(events: list[dict[str, Any]], t0: float | None) -> list[dict[str, Any]]:
+    out = []
+    for e in events:
+        if e["kind"] != "fault":
+            continue
+        out.append(
+            {
+                "kind": e.get("fault_kind"),
+                "target": e.get("target"),
+                "start_s": e.get("start_s"),
+                "end_s": e.get("end_s"),
+                "applied": e.get("applied"),
+                "evidence": e.get("evidence", {}),
+            }
+        )
+    return out
+
+
+def analyse_run(
+    scenario: Scenario, paths: RunPaths, run_id: str, variant: str | None, error: str | None
+) -> dict[str, Any]:
+    events = read_events(paths.history)
+    series = read_series(paths.history)
+    checks: dict[str, Any] = {}
+    if error is None:
+        try:
+            committed = {e["batch_id"] for e in events if e["kind"] == "batch"}
+            final = read_final_state(scenario, paths, committed)
+            results = run_checks(scenario, events, final)
+            checks = {r.name: r.to_dict() for r in results}
+        except Exception as exc:  # an unreadable table: the verdict is unknown, not valid
+            error = f"checking failed: {type(exc).__name__}: {exc}"
+    try:
+        metrics = compute_metrics(events, series)
+    except Exception as exc:
+        metrics = {"error": f"{type(exc).__name__}: {exc}"}
+    verdict = "unknown" if error else combine_verdicts(c["verdict"] for c in checks.values())
+    start = next((e["t"] for e in events if e["kind"] == "run_start"), None)
+    return {
+        "scenario": scenario.name,
+        "run_id": run_id,
+        "variant": variant,
+        "verdict": verdict,
+        "error": error,
+        "checks": checks,
+        "metrics": metrics,
+        "faults": _fault_records(events, start),
+        "environment": environment(scenario.cluster.backend),
+    }

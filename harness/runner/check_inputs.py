@@ -1,0 +1,159 @@
+"""Turn a run's history and final table into the checkers' inputs, and run the checks."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pyarrow.compute as pc
+
+from harness.checks import (
+    CheckResult,
+    bank,
+    exactly_once,
+    isolation,
+    timeline,
+    unique_keys,
+)
+from harness.pipeline.events import OPENING_BALANCE
+from harness.runner.final_state import FinalState
+from harness.scenario import Scenario
+from harness.workload.reads import perform_read, uncommitted_rows
+
+# Checks that need the engine's timeline and reads (not the raw_parquet ceiling).
+ENGINE_ONLY = {"timeline", "isolation", "bank"}
+
+
+def _of_kind(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["kind"] == kind]
+
+
+def expected_batches(scenario: Scenario, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Batches Spark durably recorded. A batch is certain once an ACK covering it was
+    delivered; after the last delivered ACK its fate is uncertain: all or nothing."""
+    acks = [e["checkpoint_id"] for e in _of_kind(events, "ack") if e["action"] != "dropped"]
+    last_ack = max(acks, default=None)
+    commits_without_acks = scenario.engine.sink == "raw_parquet"
+    legs = 2 if scenario.source.mode == "bank" else 1  # a transfer is two rows
+    out = []
+    for b in _of_kind(events, "batch"):
+        certain = commits_without_acks or (last_ack is not None and b["batch_id"] <= last_ack)
+        out.append(
+            {
+                "batch_id": b["batch_id"],
+                "start_offset": b["start_offset"] * legs,
+                "end_offset": b["end_offset"] * legs,
+                "certain": certain,
+            }
+        )
+    return out
+
+
+def _stream_ids(scenario: Scenario, final: FinalState):
+    rows = final.rows.filter(pc.greater_equal(final.rows.column("event_id"), 0))
+    # Bank legs have their own ids (2 * event, 2 * event + 1); appends use the event id.
+    return rows.column("id" if scenario.source.mode == "bank" else "event_id")
+
+
+def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dict[str, Any]]:
+    created = sorted(_of_kind(events, "instant_created"), key=lambda e: e["t"])
+    generated = {e["instant"]: n for n, e in enumerate(created)}
+    commits = sorted(
+        _of_kind(events, "commit") + _of_kind(events, "txn_commit"), key=lambda e: e["t"]
+    )
+    committed = Counter(e["instant"] for e in commits)
+    order = {}
+    for n, e in enumerate(commits):
+        order.setdefault(e["instant"], n)
+    out = []
+    for instant in final.instants:
+        requested = instant["requested"]
+        # Instants the engine made itself (rollbacks, compactions) have no event: they are
+        # placed by their own times, so only recorded generations and commits are judged.
+        out.append(
+            {
+                **instant,
+                "generated_order": (0, generated[requested])
+                if requested in generated
+                else (1, requested),
+                "commit_order": (0, order[requested])
+                if requested in order
+                else (1, instant["completed"] or ""),
+                "committed_count": committed.get(requested, 1 if instant["completed"] else 0),
+            }
+        )
+    return out
+
+
+def _isolation_inputs(events, final: FinalState, is_bank: bool):
+    committed = {
+        i["requested"] for i in final.instants if i["state"] == "completed" and not i["rolled_back"]
+    }
+    reads = []
+    for e in _of_kind(events, "read"):
+        reads.append({**e, "uncommitted_rows": uncommitted_rows(e, committed)})
+    repeated = []
+    seen = set()
+    for r in reads:
+        key = (r["read_kind"], r.get("as_of"), r.get("begin"), r.get("end"))
+        if r["read_kind"] == "snapshot" or key in seen:
+            continue
+        seen.add(key)
+        repeated.append(
+            perform_read(
+                final.table,
+                r["read_kind"],
+                as_of=r.get("as_of"),
+                begin=r.get("begin"),
+                end=r.get("end"),
+                bank=is_bank,
+            )
+        )
+    # Snapshots cannot be repeated (the table moved on); as-of reads and pulls must be stable.
+    stable = [r for r in reads if r["read_kind"] != "snapshot"]
+    return reads, stable, repeated
+
+
+def run_checks(
+    scenario: Scenario, events: list[dict[str, Any]], final: FinalState
+) -> list[CheckResult]:
+    is_bank = scenario.source.mode == "bank"
+    wanted = [c for c in scenario.checks if final.table is not None or c not in ENGINE_ONLY]
+    results: list[CheckResult] = []
+    reads = stable = repeated = None
+    if final.table is not None and ({"isolation", "bank"} & set(wanted)):
+        reads, stable, repeated = _isolation_inputs(events, final, is_bank)
+    for name in wanted:
+        if name == "exactly_once":
+            if scenario.source.mode == "upsert":
+                results.append(
+                    CheckResult(
+                        name,
+                        "unknown",
+                        {"reason": "exactly_once is not defined for upsert mode yet"},
+                    )
+                )
+                continue
+            results.append(
+                exactly_once(expected_batches(scenario, events), _stream_ids(scenario, final))
+            )
+        elif name == "unique_keys":
+            results.append(unique_keys(final.rows.column("id")))
+        elif name == "timeline":
+            orphans = {"files": final.orphan_files, "read": []}
+            results.append(timeline(_timeline_input(events, final), orphans))
+        elif name == "isolation":
+            # Reads that saw uncommitted rows are judged too (not only the stable ones).
+            unstable = [r for r in reads if r["uncommitted_rows"]]
+            results.append(isolation(stable + unstable, repeated))
+        elif name == "bank":
+            final_read = perform_read(final.table, "snapshot", bank=True)
+            accounts = scenario.source.accounts
+            results.append(
+                bank(
+                    [*reads, {**final_read, "reader": "final"}],
+                    accounts * OPENING_BALANCE,
+                    accounts,
+                )
+            )
+    return results

@@ -1,0 +1,78 @@
+"""What the table holds at the end of a run, read once for all checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from engine.table import Table
+from harness.pipeline.events import SCHEMA
+from harness.runner.rundir import RunPaths
+from harness.scenario import Scenario
+
+READ_COLUMNS = ["id", "event_id", "account", "amount"]
+
+
+@dataclass
+class FinalState:
+    rows: pa.Table  # the latest snapshot (stream rows have event_id >= 0)
+    table: Table | None = None  # None for the raw_parquet sink
+    instants: list[dict[str, Any]] = field(default_factory=list)
+    orphan_files: list[str] = field(default_factory=list)
+
+
+def _raw_rows(paths: RunPaths, committed_batches: set[int]) -> pa.Table:
+    """The ceiling sink's rows: every file of every batch Spark committed."""
+    root = paths.table / "raw"
+    files = [
+        str(p)
+        for p in sorted(root.glob("batch=*/*.parquet"))
+        if int(p.parent.name.split("=")[1]) in committed_batches
+    ]
+    if not files:
+        return SCHEMA.empty_table().select(READ_COLUMNS)
+    return ds.dataset(files, schema=SCHEMA, format="parquet").to_table(columns=READ_COLUMNS)
+
+
+def _timeline_instants(table: Table) -> list[dict[str, Any]]:
+    timeline = table.timeline.reload()
+    rolled_back = timeline.rolled_back()
+    out = []
+    for instant in timeline.instants() + timeline.completed(include_archived=True):
+        missing: list[str] = []
+        if instant.is_completed and instant.action != "rollback":
+            missing = [
+                f.name for f in table.catalog.files_of(instant) if not table.storage.exists(f.name)
+            ]
+        out.append(
+            {
+                "requested": instant.requested_time,
+                "completed": instant.completion_time,
+                "action": instant.action,
+                "state": instant.state,
+                "files_exist": not missing,
+                "missing_files": missing,
+                "rolled_back": instant.requested_time in rolled_back,
+            }
+        )
+    # An archived instant can also be listed by the active timeline: keep one of each.
+    unique = {(i["requested"], i["action"], i["state"]): i for i in out}
+    return list(unique.values())
+
+
+def read_final_state(
+    scenario: Scenario, paths: RunPaths, committed_batches: set[int]
+) -> FinalState:
+    if scenario.engine.sink == "raw_parquet":
+        return FinalState(rows=_raw_rows(paths, committed_batches))
+    table = Table.open(str(paths.table), writer_id="checker")
+    rows = table.snapshot(columns=READ_COLUMNS)
+    return FinalState(
+        rows=rows,
+        table=table,
+        instants=_timeline_instants(table),
+        orphan_files=[f.name for f in table.orphan_files()],
+    )

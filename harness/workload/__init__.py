@@ -1,0 +1,1 @@
+"""Work beside the stream: concurrent readers and independent OCC batch writers."""

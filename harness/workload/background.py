@@ -1,0 +1,52 @@
+"""Start and stop the readers and batch writers a scenario asks for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.config import Safety
+from harness.history import HistoryWriter
+from harness.scenario import Scenario
+from harness.workload.batch_writers import BatchWriterThread
+from harness.workload.readers import ReaderThread
+
+
+@dataclass
+class Background:
+    readers: list[ReaderThread] = field(default_factory=list)
+    writers: list[BatchWriterThread] = field(default_factory=list)
+
+    def stop(self) -> None:
+        for thread in [*self.writers, *self.readers]:
+            thread.stop()
+
+
+def start_background(scenario: Scenario, table_path: str, history: HistoryWriter) -> Background:
+    if scenario.engine.sink == "raw_parquet":
+        return Background()
+    bank = scenario.source.mode == "bank"
+    readers = [
+        ReaderThread(i, table_path, scenario.readers.every_s, history, bank, scenario.seed)
+        for i in range(scenario.readers.concurrent)
+    ]
+    bw = scenario.batch_writers
+    safety = Safety(**scenario.engine.safety.model_dump())
+    writers = [
+        BatchWriterThread(
+            i,
+            table_path,
+            bw.op,
+            bw.every_s,
+            bw.rows_per_commit,
+            scenario.source.keys,
+            scenario.source.accounts,
+            safety,
+            int(scenario.engine.truetime.max_skew_ms),
+            history,
+            scenario.seed,
+        )
+        for i in range(bw.count)
+    ]
+    for thread in [*readers, *writers]:
+        thread.start()
+    return Background(readers, writers)

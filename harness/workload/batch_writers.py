@@ -1,0 +1,172 @@
+"""Independent OCC writers beside the stream (a backfill, a fix-up job).
+
+Each commits through the engine's transactions and retries on a write conflict. Their keys
+are negative, so they never overwrite a stream row (the exactly-once check reads those).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.clock import AdjustableClock, SystemClock
+from engine.config import Safety
+from engine.errors import DuplicateKeyError, WriteConflictError
+from engine.table import Table
+from harness.history import HistoryWriter
+from harness.pipeline.events import SCHEMA
+
+# Batch-writer keys: -(KEY_BASE + k), far from the bank's account rows (-1 - account).
+KEY_BASE = 1_000_000_000
+MAX_ATTEMPTS = 5
+
+
+class SharedInsertKeys:
+    """One key space for every batch writer's inserts: writer i's n-th commit inserts the
+    same keys as writer j's n-th, so two of them can insert the same new key."""
+
+    def __init__(self, rows_per_commit: int) -> None:
+        self.rows = rows_per_commit
+
+    def keys(self, commit_number: int) -> np.ndarray:
+        start = commit_number * self.rows
+        return -(KEY_BASE + np.arange(start, start + self.rows, dtype=np.int64))
+
+
+def _rows(ids: np.ndarray, accounts: np.ndarray | None, amounts: np.ndarray) -> pa.Table:
+    n = len(ids)
+    return pa.Table.from_arrays(
+        [
+            pa.array(ids, pa.int64()),
+            pa.array(np.full(n, -1, np.int64)),
+            pa.array(np.full(n, time.time())),
+            pa.array(accounts, pa.int32()) if accounts is not None else pa.nulls(n, pa.int32()),
+            pa.array(amounts, pa.int64()),
+            pa.array([b""] * n, pa.binary()),
+        ],
+        schema=SCHEMA,
+    )
+
+
+class BatchWriterThread(threading.Thread):
+    def __init__(
+        self,
+        writer_id: int,
+        table_path: str,
+        op: str,
+        every_s: float,
+        rows_per_commit: int,
+        keys: int,
+        accounts: int,
+        safety: Safety,
+        max_skew_ms: int,
+        history: HistoryWriter,
+        seed: int,
+    ) -> None:
+        super().__init__(name=f"batch-writer-{writer_id}", daemon=True)
+        self.name_ = f"batch_writer:{writer_id}"
+        self.clock = AdjustableClock(SystemClock())  # skewable by clock_skew faults
+        self.table = Table.open(
+            table_path,
+            clock=self.clock,
+            safety=safety,
+            max_skew_ms=max_skew_ms,
+            writer_id=self.name_,
+        )
+        self.op, self.every_s, self.rows = op, every_s, rows_per_commit
+        self.keys, self.accounts = keys, accounts
+        self.history = history
+        self.rng = random.Random(seed * 7919 + writer_id)
+        self.inserts = SharedInsertKeys(rows_per_commit)
+        self.stop_event = threading.Event()
+        self._commits = itertools.count()
+
+    def _records(self, table: Table, commit_number: int) -> pa.Table:
+        if self.op == "insert":
+            ids = self.inserts.keys(commit_number)
+            return _rows(ids, None, np.arange(len(ids), dtype=np.int64))
+        if self.op == "upsert":
+            picks = np.array(self.rng.sample(range(self.keys), min(self.rows, self.keys)))
+            ids = -(KEY_BASE + picks.astype(np.int64))
+            return _rows(ids, None, np.full(len(ids), commit_number, np.int64))
+        # transfer: read-modify-write of two account balances
+        a, b = self.rng.sample(range(self.accounts), 2)
+        amount = self.rng.randint(1, 50)
+        ids = np.array([-1 - a, -1 - b], np.int64)
+        current = table.snapshot(columns=["id", "amount"])
+        mine = current.filter(pc.is_in(current.column("id"), pa.array(ids)))
+        if mine.num_rows != 2:
+            raise RuntimeError(f"accounts {a} and {b} are not both readable")
+        balances = dict(
+            zip(mine.column("id").to_pylist(), mine.column("amount").to_pylist(), strict=True)
+        )
+        new = np.array([balances[-1 - a] - amount, balances[-1 - b] + amount], np.int64)
+        return _rows(ids, np.array([a, b], np.int32), new)
+
+    def commit_once(self) -> None:
+        commit_number = next(self._commits)
+        started = time.time()
+        outcome, error, instant = "error", None, None
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            txn = self.table.reload().transaction(metadata={"writer": self.name_, "op": self.op})
+            try:
+                instant = txn.begin().requested_time
+                self.history.record(
+                    "instant_created",
+                    instant=instant,
+                    writer=self.name_,
+                    truetime_sleep_ms=self.table.last_instant_timing.truetime_sleep_ms,
+                    lock_wait_ms=self.table.last_instant_timing.lock_wait_ms,
+                )
+                txn.write(self._records(self.table, commit_number), op=self._write_op())
+                completed = txn.commit()
+                outcome = "ok"
+                self.history.record(
+                    "txn_commit", instant=instant, completed=completed, writer=self.name_
+                )
+                break
+            except WriteConflictError as exc:
+                txn.abort()
+                outcome, error = "conflict", str(exc)
+            except DuplicateKeyError as exc:
+                txn.abort()
+                outcome, error = "conflict", str(exc)
+                break  # inserting the same key again cannot succeed
+        self.history.record(
+            "txn",
+            writer=self.name_,
+            op=self.op,
+            instant=instant,
+            outcome=outcome,
+            attempts=attempt,
+            latency_ms=(time.time() - started) * 1000,
+            rows=self.rows,
+            error=error,
+        )
+
+    def _write_op(self) -> str:
+        return "insert" if self.op == "insert" else "upsert"
+
+    def run(self) -> None:
+        while not self.stop_event.wait(self.every_s):
+            try:
+                self.commit_once()
+            except Exception as exc:
+                self.history.record(
+                    "txn",
+                    writer=self.name_,
+                    op=self.op,
+                    outcome="error",
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join()
+        self.table.close()
