@@ -112,8 +112,9 @@ class BatchWriterThread(threading.Thread):
     def commit_once(self) -> None:
         commit_number = next(self._commits)
         started = time.time()
-        outcome, error, instant = "error", None, None
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        outcome, error, instant, attempts = "error", None, None, 0
+        while attempts < MAX_ATTEMPTS:
+            attempts += 1
             txn = self.table.reload().transaction(metadata={"writer": self.name_, "op": self.op})
             try:
                 instant = txn.begin().requested_time
@@ -144,7 +145,7 @@ class BatchWriterThread(threading.Thread):
             op=self.op,
             instant=instant,
             outcome=outcome,
-            attempts=attempt,
+            attempts=attempts,
             latency_ms=(time.time() - started) * 1000,
             rows=self.rows,
             error=error,
