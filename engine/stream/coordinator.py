@@ -285,14 +285,10 @@ class Coordinator:
                     },
                 )
                 return  # later instants must not complete before this one
-            if any(table_port.stat_failed(s) for s in buf.write_stats()):
-                self._rollback(entry.instant, "write errors")
-                self._remove(entry)
-                err = CommitFailedError(f"instant {entry.instant} had write errors")
-                raise self._fail(entry, err)
             if buf.is_empty():
-                # Nothing to publish: leave it inflight; recovery or the table's lazy
-                # failed-write cleaning rolls it back.
+                # Nothing to publish: leave it inflight without a heartbeat; recovery or
+                # the table's lazy failed-write cleaning rolls it back.
+                table_port.release(self.table, entry.instant)
                 self._remove(entry)
                 continue
             self._commit(entry, ack_time)
@@ -309,10 +305,16 @@ class Coordinator:
                 metadata={table_port.STREAM_TAG: entry.checkpoint_id, "epoch": self.epoch},
                 guard=self._guard_for(info),
             )
+        except table_port.PERMANENT_COMMIT_ERRORS as e:
+            # Torn or missing files, a write conflict, a duplicate key: this instant can
+            # never commit. Roll it back and stop loudly (Hudi: failed write statuses).
+            self._rollback(entry.instant, f"commit failed: {e}")
+            self._remove(entry)
+            raise self._fail(entry, CommitFailedError(str(e))) from e
         except Exception as e:
-            # No rollback: the instant stays inflight and its WriteMeta in the coordinator
-            # and writer state, so recovery recommits it; rolling back would lose a batch
-            # Spark already counts as done.
+            # Fencing, storage errors: no rollback. The instant stays inflight and its
+            # WriteMeta in the coordinator and writer state, so recovery recommits it;
+            # rolling back would lose a batch Spark already counts as done.
             raise self._fail(entry, e) from e
         self._remove(entry)
         self.recorder(
@@ -411,6 +413,7 @@ class Coordinator:
                     f"{entry.checkpoint_id}: it is {state} on the timeline"
                 )
                 raise self._fail(entry, err)
+            table_port.adopt(self.table, entry.instant)
             self._buffers.put(entry)
             self._commit(entry, ack_time=now)
             recommitted.append(entry.instant)
@@ -421,6 +424,7 @@ class Coordinator:
             if ckp == checkpoint_id - 1:
                 # The batch Spark committed last: its writers hold its WriteMeta and
                 # re-send it (bootstrap); commit when every task has.
+                table_port.adopt(self.table, instant)
                 with self._lock:
                     self._buffers.init_new(ckp, instant)
                     self._instants[ckp] = instant

@@ -1,50 +1,29 @@
-"""Coordinator and writer state files on the table's file system.
+"""Coordinator and writer state files, through engine.storage (atomic replace on write).
 
-One JSON file per checkpoint id, written atomically (temp file + rename) so a crash
-mid-write leaves the previous state readable; the newest few are kept.
+One JSON file per checkpoint id; the newest few are kept. Living on the table's (or the
+Spark checkpoint's) storage, they survive the driver and executors, and the harness's
+storage faults reach them too.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
-import pyarrow.fs as pafs
-
+from engine.storage import Storage
 from engine.stream.write_meta import WriteMetaEvent
 
-
-def resolve_fs(path: str, fs: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
-    if fs is not None:
-        return fs, path
-    return pafs.FileSystem.from_uri(path)
-
-
-def atomic_write(fs: pafs.FileSystem, path: str, data: bytes) -> None:
-    parent = path.rsplit("/", 1)[0]
-    fs.create_dir(parent, recursive=True)
-    tmp = f"{parent}/.tmp-{uuid.uuid4().hex}"
-    with fs.open_output_stream(tmp) as out:
-        out.write(data)
-    fs.move(tmp, path)
-
-
-def read_bytes(fs: pafs.FileSystem, path: str) -> bytes | None:
-    try:
-        with fs.open_input_stream(path) as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
+EPOCH_FILE = ".hoodie/coordinator/epoch"
 
 
 class CheckpointStateStore:
-    """JSON payloads keyed by checkpoint id in one directory."""
+    """JSON payloads keyed by checkpoint id in one directory of a Storage."""
 
     SUFFIX = ".json"
 
-    def __init__(self, directory: str, fs: pafs.FileSystem | None = None, keep: int = 5) -> None:
-        self.fs, self.dir = resolve_fs(directory.rstrip("/"), fs)
+    def __init__(self, storage: Storage, directory: str, keep: int = 5) -> None:
+        self.storage = storage
+        self.dir = directory.strip("/")
         self.keep = keep
 
     def _path(self, checkpoint_id: int) -> str:
@@ -53,34 +32,36 @@ class CheckpointStateStore:
     def save(self, checkpoint_id: int, payload: dict[str, Any]) -> int:
         """Write the state for a checkpoint; return its size in bytes."""
         data = json.dumps(payload, separators=(",", ":")).encode()
-        atomic_write(self.fs, self._path(checkpoint_id), data)
+        self.storage.write_bytes(self._path(checkpoint_id), data)
         for old in self.checkpoint_ids()[: -self.keep]:
-            self.fs.delete_file(self._path(old))
+            self.storage.delete(self._path(old), missing_ok=True)
         return len(data)
 
     def load(self, checkpoint_id: int) -> dict[str, Any] | None:
-        data = read_bytes(self.fs, self._path(checkpoint_id))
-        return None if data is None else json.loads(data)
+        try:
+            return json.loads(self.storage.read_bytes(self._path(checkpoint_id)))
+        except FileNotFoundError:
+            return None
 
     def checkpoint_ids(self) -> list[int]:
-        selector = pafs.FileSelector(self.dir, allow_not_found=True)
-        ids = []
-        for info in self.fs.get_file_info(selector):
-            name = info.base_name
-            if name.endswith(self.SUFFIX) and not name.startswith("."):
-                ids.append(int(name[: -len(self.SUFFIX)]))
-        return sorted(ids)
+        names = self.storage.list(self.dir)
+        return sorted(
+            int(n[: -len(self.SUFFIX)])
+            for n in names
+            if n.endswith(self.SUFFIX) and not n.startswith(".")
+        )
 
 
 class WriterStateStore:
-    """Each writer task's WriteMeta for the checkpoint it last finished."""
+    """Each writer task's WriteMeta for the checkpoints it finished, by task."""
 
-    def __init__(self, directory: str, fs: pafs.FileSystem | None = None, keep: int = 3) -> None:
-        self.fs, self.dir = resolve_fs(directory.rstrip("/"), fs)
+    def __init__(self, storage: Storage, directory: str, keep: int = 3) -> None:
+        self.storage = storage
+        self.dir = directory.strip("/")
         self.keep = keep
 
     def _store(self, task_id: int) -> CheckpointStateStore:
-        return CheckpointStateStore(f"{self.dir}/task-{task_id}", self.fs, self.keep)
+        return CheckpointStateStore(self.storage, f"{self.dir}/task-{task_id}", self.keep)
 
     def save(self, event: WriteMetaEvent) -> int:
         return self._store(event.task_id).save(event.checkpoint_id, event.to_dict())
@@ -93,16 +74,19 @@ class WriterStateStore:
 class EpochStore:
     """The coordinator epoch: a restarted coordinator takes a higher one, fencing the old."""
 
-    def __init__(self, path: str, fs: pafs.FileSystem | None = None) -> None:
-        self.fs, self.path = resolve_fs(path, fs)
+    def __init__(self, storage: Storage, path: str = EPOCH_FILE) -> None:
+        self.storage = storage
+        self.path = path
 
     def current(self) -> int:
-        data = read_bytes(self.fs, self.path)
-        return -1 if data is None else int(data.decode())
+        try:
+            return int(self.storage.read_bytes(self.path).decode())
+        except FileNotFoundError:
+            return -1
 
     def advance(self) -> int:
-        # Coordinators start one after another (the driver restarts), so read + write is
-        # enough; a zombie only ever reads the epoch.
+        # Coordinators start one after another (the driver restarts), so read + atomic
+        # replace is enough; a zombie only ever reads the epoch.
         epoch = self.current() + 1
-        atomic_write(self.fs, self.path, str(epoch).encode())
+        self.storage.write_bytes(self.path, str(epoch).encode())
         return epoch

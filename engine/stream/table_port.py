@@ -1,13 +1,15 @@
-"""The few table operations the stream uses, in one place.
-
-The coordinator and writer call the table only through these functions, so the
-contract in engine/README.md (and what it lacks: timeline queries) is visible here.
-"""
+"""The few table operations the stream uses, in one place (see engine/README.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import pyarrow as pa
+
+from engine.errors import CorruptFileError, DuplicateKeyError, WriteConflictError
+from engine.table import Table
+from engine.timeline.instant import REQUESTED
 
 # Marks the instants a stream coordinator created, so recovery never touches instants of
 # batch writers that share the table.
@@ -18,66 +20,66 @@ PENDING = "pending"
 ROLLED_BACK = "rolled_back"
 MISSING = "missing"
 
+# Commit errors that no retry can cure: the instant is rolled back (Hudi: failed write
+# statuses -> rollback and fail the job).
+PERMANENT_COMMIT_ERRORS = (CorruptFileError, WriteConflictError, DuplicateKeyError)
 
-def instant_time(instant: Any) -> str:
-    return instant if isinstance(instant, str) else str(instant.requested_time)
 
-
-def start_instant(table: Any, checkpoint_id: int, epoch: int) -> tuple[str, dict[str, float]]:
+def start_instant(table: Table, checkpoint_id: int, epoch: int) -> tuple[str, dict[str, float]]:
     """REQUESTED -> INFLIGHT under the table lock with TrueTime; returns (time, timing)."""
-    inst = table.start_instant(
-        action="commit", metadata={STREAM_TAG: checkpoint_id, "coordinator_epoch": epoch}
-    )
-    timing = getattr(inst, "timing", None) or getattr(table, "last_instant_timing", None) or {}
-    return instant_time(inst), dict(timing)
+    inst = table.start_instant(metadata={STREAM_TAG: checkpoint_id, "coordinator_epoch": epoch})
+    timing = inst.timing
+    return inst.requested_time, {
+        "lock_wait_ms": timing.lock_wait_ms if timing else None,
+        "truetime_sleep_ms": timing.truetime_sleep_ms if timing else None,
+    }
 
 
 def write_files(
-    table: Any, instant: str, records: Any, op: str, write_token: str, prior: list[dict[str, Any]]
+    table: Table, instant: str, records: pa.Table, op: str, token: str, prior: list[dict]
 ) -> list[dict[str, Any]]:
-    from engine.table import WriteStat
-
-    stats = table.write_files(
-        instant,
-        records,
-        op=op,
-        write_token=write_token,
-        prior=[WriteStat.from_dict(p) for p in prior],
-    )
+    stats = table.write_files(instant, records, op=op, write_token=token, prior=prior)
     return [s.to_dict() for s in stats]
 
 
 def commit(
-    table: Any,
+    table: Table,
     instant: str,
     stats: list[dict[str, Any]],
     metadata: dict[str, Any],
     guard: Callable[[], None] | None,
 ) -> str:
-    from engine.table import WriteStat
-
-    completion = table.commit(
-        instant, [WriteStat.from_dict(s) for s in stats], metadata=metadata, guard=guard
-    )
-    return instant_time(completion)
+    return table.commit(instant, stats, metadata=metadata, guard=guard)
 
 
-def rollback(table: Any, instant: str) -> None:
+def rollback(table: Table, instant: str) -> None:
     table.rollback(instant)
 
 
-def stat_failed(stat: dict[str, Any]) -> bool:
-    return bool(stat.get("errors"))
+def adopt(table: Table, instant: str) -> None:
+    """Keep a restored pending instant's heartbeat alive, so no lazy cleaner rolls it back."""
+    table.heartbeat(instant)
 
 
-def instant_state(table: Any, instant: str) -> str:
-    return table.instant_state(instant)
+def release(table: Table, instant: str) -> None:
+    """Stop the heartbeat of an instant left inflight: lazy cleaning may roll it back."""
+    table.heartbeats.stop(instant, delete=False)
 
 
-def pending_stream_instants(table: Any) -> list[tuple[str, int]]:
+def instant_state(table: Table, instant: str) -> str:
+    timeline = table.timeline.reload()
+    current = timeline.get(instant)
+    if current is not None:
+        return COMPLETED if current.is_completed else PENDING
+    return ROLLED_BACK if timeline.is_rolled_back(instant) else MISSING
+
+
+def pending_stream_instants(table: Table) -> list[tuple[str, int]]:
     """(instant, checkpoint id) of every pending instant a stream coordinator created."""
-    return sorted(
-        (inst, int(meta[STREAM_TAG]))
-        for inst, meta in table.pending_instants()
-        if meta.get(STREAM_TAG) is not None
-    )
+    out = []
+    for inst in table.pending_instants():
+        # The requested file holds the metadata; reading an (empty) inflight file raises.
+        ckp = table.timeline.read_metadata(inst.with_state(REQUESTED)).get(STREAM_TAG)
+        if ckp is not None:
+            out.append((inst.requested_time, int(ckp)))
+    return sorted(out)
