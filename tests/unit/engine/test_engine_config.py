@@ -40,7 +40,7 @@ def test_bad_table_config(data, match):
 
 
 def test_bad_safety():
-    with pytest.raises(ConfigError, match="unknown safety key.*occ"):
+    with pytest.raises(ConfigError, match=r"unknown safety key.*occ"):
         Safety.from_dict({"oc": True})
-    with pytest.raises(ConfigError, match="safety.occ"):
+    with pytest.raises(ConfigError, match=r"safety\.occ"):
         Safety.from_dict({"occ": "yes"})

@@ -178,7 +178,7 @@ def test_torn_parquet_names_the_file(storage):
 
     storage.after_write_hooks.append(tear)
     storage.write_parquet("d.parquet", pa.table({"id": [1, 2, 3]}))
-    with pytest.raises(CorruptFileError, match="d.parquet"):
+    with pytest.raises(CorruptFileError, match=r"d\.parquet"):
         storage.read_parquet("d.parquet")
 
 

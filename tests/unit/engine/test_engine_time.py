@@ -132,7 +132,7 @@ def test_wait_sleeps_the_skew_bound_and_reports_timing():
     t, timing = gen.generate_timed()
     assert timing.truetime_sleep_ms >= 29 and timing.lock_wait_ms >= 0
     assert gen.last_timing == timing and len(t) == 17
-    t2, timing2 = _gen(SystemClock(), skew=30, wait=False).generate_timed()
+    _, timing2 = _gen(SystemClock(), skew=30, wait=False).generate_timed()
     assert timing2.truetime_sleep_ms < 29
 
 

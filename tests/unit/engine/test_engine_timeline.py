@@ -60,7 +60,7 @@ def test_transitions_and_queries(timeline):
 
 def test_requested_time_collision(timeline):
     timeline.create_requested("commit", "20240101000000001")
-    with pytest.raises(InstantExistsError, match="20240101000000001.commit.requested"):
+    with pytest.raises(InstantExistsError, match=r"20240101000000001\.commit\.requested"):
         timeline.create_requested("commit", "20240101000000001")
     with pytest.raises(InstantExistsError, match="20240101000000001"):
         timeline.create_requested("deltacommit", "20240101000000001")  # other action, same time
