@@ -70,12 +70,11 @@ def _project(
     parts: list[pa.Table], schema: pa.Schema | None, columns: list[str] | None, with_meta: bool
 ) -> pa.Table:
     parts = [p for p in parts if p.num_rows] or parts[:1]
-    if parts:
-        table = concat(parts)
-    else:
-        fields = list(schema) if schema is not None else []
-        fields += [pa.field(COMMIT_TIME, pa.string()), pa.field(IS_DELETED, pa.bool_())]
-        table = pa.schema(fields).empty_table()
+    meta = [pa.field(COMMIT_TIME, pa.string()), pa.field(IS_DELETED, pa.bool_())]
+    if schema is not None:
+        # Delete-only logs carry just the key: the schema fills in the other columns.
+        parts = [pa.schema([*schema, *meta]).empty_table(), *parts]
+    table = concat(parts) if parts else pa.schema(meta).empty_table()
     wanted = (
         list(columns)
         if columns is not None

@@ -19,6 +19,8 @@ def rows(ids, values=None) -> pa.Table:
 
 def as_dict(table: pa.Table) -> dict[int, int]:
     d = table.to_pydict()
+    if not d:  # an empty table whose schema is not known yet
+        return {}
     return dict(zip(d["id"], d["v"], strict=True))
 
 
