@@ -1,0 +1,122 @@
+"""render_comparison: the runs of each variant -> compare.html (self-contained) and compare.md."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reports import plot_compare
+from reports.rundata import RunData, load_run
+from reports.svg import chart
+from reports.tables import fmt
+from reports.templating import render
+from reports.timeline import Timeline, build_timeline
+
+# Accepted spellings of each column: compare_runs() keys first, then the column titles.
+COLUMNS = {
+    "metric": ("metric", "name"),
+    "a": ("a", "A"),
+    "b": ("b", "B"),
+    "delta_pct": ("delta_pct", "delta%"),
+    "p_value": ("p_value", "p"),
+    "verdict": ("verdict",),
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    metric: str
+    a: str
+    b: str
+    delta_pct: str
+    p_value: str
+    verdict: str
+
+
+def _row(raw: Mapping[str, Any]) -> Row:
+    def pick(column: str) -> Any:
+        return next((raw[k] for k in COLUMNS[column] if k in raw), None)
+
+    delta = pick("delta_pct")
+    p = pick("p_value")
+    return Row(
+        metric=str(pick("metric") or "?"),
+        a=fmt(pick("a")),
+        b=fmt(pick("b")),
+        delta_pct="-" if delta is None else f"{float(delta):+.1f}%",
+        p_value="-" if p is None else f"{float(p):.3g}",
+        verdict=str(pick("verdict") or "same"),
+    )
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    run: RunData
+    link: str  # relative path from the comparison page to the run's report.html
+
+
+def _timelines(runs: list[RunData]) -> list[Timeline]:
+    timelines = []
+    for run in runs:
+        try:
+            timelines.append(build_timeline(run))
+        except Exception:  # a run without a usable history: listed, just not charted
+            continue
+    return timelines
+
+
+def render_comparison(
+    run_dirs_by_variant: dict[str, list[Path]], out_dir: Path, table: list[dict]
+) -> Path:
+    """Write compare.html and compare.md into out_dir; return the HTML path.
+
+    The first variant is A, the second B (delta% is B against A), as in compare_runs.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = {v: [load_run(Path(d)) for d in dirs] for v, dirs in run_dirs_by_variant.items()}
+    timelines = {v: _timelines(rs) for v, rs in runs.items()}
+    variants = list(runs)
+    rows = [_row(r) for r in table]
+    context = {
+        "a": variants[0] if variants else "A",
+        "b": variants[1] if len(variants) > 1 else "B",
+        "rows": rows,
+        "better": [r.metric for r in rows if r.verdict == "better"],
+        "worse": [r.metric for r in rows if r.verdict == "worse"],
+        "same": sum(r.verdict not in ("better", "worse") for r in rows),
+        "colours": plot_compare.colours(variants),
+        "runs": {
+            v: [RunEntry(r, os.path.relpath(r.root / "report.html", out_dir)) for r in rs]
+            for v, rs in runs.items()
+        },
+        "suspect": [r for rs in runs.values() for r in rs if r.verdict != "valid"],
+        "charts": [
+            chart(
+                "Throughput over time, every run",
+                lambda: plot_compare.throughput_overlay_svg(timelines),
+                "No run has a usable history.",
+                "Rows made visible per second; one line per run, coloured by variant.",
+            ),
+            chart(
+                "Distribution of per-second throughput",
+                lambda: plot_compare.throughput_box_svg(timelines),
+                "No measured seconds in any run.",
+                "All measured seconds of all runs of a variant. A smoother variant has a "
+                "narrower box and a higher left whisker (fewer near-empty seconds).",
+            ),
+            chart(
+                "Writer blocked time, every run",
+                lambda: plot_compare.blocked_overlay_svg(timelines),
+                "No run has a usable history.",
+                "Milliseconds per second that writers waited for an instant or a commit.",
+            ),
+        ],
+    }
+    html = out_dir / "compare.html"
+    html.write_text(render("compare.html", **context), encoding="utf-8")
+    (out_dir / "compare.md").write_text(render("compare.md", **context), encoding="utf-8")
+    return html
