@@ -114,6 +114,7 @@ class Table:
         )
         self.lock_timeout_s = lock_timeout_s
         self._declared_schema = schema
+        self._learned_schema: pa.Schema | None = None
         self.timeline = ActiveTimeline(storage, self.safety)
         self.catalog = Catalog(storage, self.timeline, self.safety, FileCache(cache_bytes))
         self.generator = InstantTimeGenerator(
@@ -182,12 +183,14 @@ class Table:
         """The declared schema, else the one the latest commit recorded (None before any)."""
         if self._declared_schema is not None:
             return self._declared_schema
-        for instant in reversed(self.timeline.completed(include_archived=True)):
-            if instant.action in DATA_ACTIONS:
-                text = self.timeline.read_metadata(instant).get("schema")
-                if text:
-                    return decode_schema(text)
-        return None
+        if self._learned_schema is None:  # schemas do not evolve: learn it once
+            for instant in reversed(self.timeline.completed(include_archived=True)):
+                if instant.action in DATA_ACTIONS:
+                    text = self.timeline.read_metadata(instant).get("schema")
+                    if text:
+                        self._learned_schema = decode_schema(text)
+                        break
+        return self._learned_schema
 
     def pending_instants(self) -> list[Instant]:
         return self.timeline.reload().pending()

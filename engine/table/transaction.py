@@ -59,4 +59,8 @@ class Transaction:
         if exc_type is not None:
             self.abort()
         elif not self._done:
-            self.commit()
+            try:
+                self.commit()
+            except BaseException:
+                self.abort()  # e.g. a write conflict: do not leave the instant inflight
+                raise

@@ -17,6 +17,7 @@ from engine.errors import (
     RollbackError,
     SchemaMismatchError,
     TableExistsError,
+    WriteConflictError,
 )
 from engine.table import Table, WriteStat
 from engine.table.heartbeat import HEARTBEAT_DIR
@@ -242,3 +243,15 @@ def test_start_instant_reports_timing(make_table):
     i = t.start_instant()
     assert i.timing.truetime_sleep_ms >= 19 and t.last_instant_timing == i.timing
     assert t.pending_instants()[0].requested_time == i.requested_time
+
+
+def test_transaction_rolls_back_when_its_commit_conflicts(make_table):
+    w1, w2 = make_table(TableConfig(file_groups=1)), make_table()
+    tx2 = w2.transaction()
+    tx2.begin()
+    with w1.transaction() as tx1:
+        tx1.write(rows([1]))
+    with pytest.raises(WriteConflictError), tx2:
+        tx2.write(rows([2]))
+    assert w2.timeline.is_rolled_back(tx2.instant.requested_time)
+    assert w2.pending_instants() == []
