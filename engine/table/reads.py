@@ -47,6 +47,7 @@ def read_incremental(
     schema: pa.Schema | None,
     columns: list[str] | None,
     with_meta: bool,
+    include_deletes: bool,
 ) -> pa.Table:
     """Latest version per key among rows written by `instants` (in completion order)."""
     parts = []
@@ -59,7 +60,8 @@ def read_incremental(
     if not parts:
         return _project([], schema, columns, with_meta)
     latest = last_per_key(concat(parts), [_GROUP, key]).drop_columns([_GROUP])
-    return _project([latest if with_meta else drop_deleted(latest)], schema, columns, with_meta)
+    kept = latest if include_deletes else drop_deleted(latest)
+    return _project([kept], schema, columns, with_meta)
 
 
 def _tag(table: pa.Table, code: int) -> pa.Table:

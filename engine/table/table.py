@@ -501,9 +501,11 @@ class Table:
         end_inclusive: str | None = None,
         columns: list[str] | None = None,
         with_meta: bool = False,
+        include_deletes: bool = False,
     ) -> pa.Table:
         """Rows written by data instants that completed in (begin, end], latest version per
-        key. Deleted keys (MOR) appear only with with_meta=True (`_is_deleted`)."""
+        key. MOR delete markers appear only with include_deletes=True (then `_is_deleted`
+        is among the columns)."""
         self.timeline.reload()
         instants = [
             i
@@ -511,7 +513,13 @@ class Table:
             if i.action in DATA_ACTIONS
         ]
         return read_incremental(
-            self.catalog, instants, self.config.key_field, self.schema, columns, with_meta
+            self.catalog,
+            instants,
+            self.config.key_field,
+            self.schema,
+            columns,
+            with_meta or include_deletes,
+            include_deletes,
         )
 
     def transaction(

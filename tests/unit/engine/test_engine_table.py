@@ -255,3 +255,16 @@ def test_transaction_rolls_back_when_its_commit_conflicts(make_table):
         tx2.write(rows([2]))
     assert w2.timeline.is_rolled_back(tx2.instant.requested_time)
     assert w2.pending_instants() == []
+
+
+def test_incremental_delete_markers_only_on_request(make_table):
+    t = make_table(TableConfig(table_type="mor", file_groups=2))
+    with t.transaction() as tx:
+        tx.write(rows([1, 2]))
+    start = tx.completion_time
+    with t.transaction() as tx:
+        tx.write(rows([1]), op="delete")
+        tx.write(rows([3]))
+    assert as_dict(t.incremental(start, with_meta=True)) == {3: 30}
+    marked = t.incremental(start, include_deletes=True).sort_by("id").to_pydict()
+    assert marked["id"] == [1, 3] and marked["_is_deleted"] == [True, False]
