@@ -102,6 +102,7 @@ class _Renewer:
     def __init__(self, renew: Callable[[], None], every_s: float) -> None:
         self._renew, self._every_s = renew, every_s
         self._held = threading.Event()
+        self._closed = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -113,9 +114,11 @@ class _Renewer:
     def stop(self) -> None:
         self._held.clear()
 
+    def close(self) -> None:
+        self._closed.set()
+
     def _run(self) -> None:
-        while True:
-            time.sleep(self._every_s)
+        while not self._closed.wait(self._every_s):
             if self._held.is_set():
                 # A failed renewal shows up later as a lost lease.
                 with contextlib.suppress(Exception):
@@ -230,6 +233,11 @@ class FileLock(_LockBase):
             content = self._lease_bytes()
             self.storage.write_bytes(self.path, content)
             self._content = content
+
+    def close(self) -> None:
+        """Stop the renewal thread (the lock object is not used afterwards)."""
+        if self._renewer:
+            self._renewer.close()
 
     def release(self) -> None:
         if self._renewer:
@@ -363,6 +371,10 @@ class LeaseLock(_LockBase):
         token = self.token
         if token is not None and not self.client.renew(self.name, token, self.lease_s):
             self.token = None
+
+    def close(self) -> None:
+        """Stop the renewal thread (the lock object is not used afterwards)."""
+        self._renewer.close()
 
     def release(self) -> None:
         self._renewer.stop()

@@ -109,9 +109,11 @@ class Table:
         self.path = storage.root
         self.clock = clock or SystemClock()
         self.writer_id = writer_id or default_owner()
-        self.lock: LockProvider = lock or FileLock(
-            storage, holder_id=self.writer_id, clock=self.clock
+        # A lock we create is ours to close (its lease-renewal thread).
+        self._own_lock = (
+            None if lock else FileLock(storage, holder_id=self.writer_id, clock=self.clock)
         )
+        self.lock: LockProvider = lock or self._own_lock
         self.lock_timeout_s = lock_timeout_s
         self._declared_schema = schema
         self._learned_schema: pa.Schema | None = None
@@ -170,7 +172,10 @@ class Table:
         return cls(storage, config, schema, **kwargs)
 
     def close(self) -> None:
+        """Stop background threads (heartbeats; the default lock's lease renewal)."""
         self.heartbeats.close()
+        if self._own_lock is not None:
+            self._own_lock.close()
 
     # -- state ---------------------------------------------------------------------------
 
