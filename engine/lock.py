@@ -249,8 +249,8 @@ class FileLock(_LockBase):
                     and self.storage.read_bytes(self.path) == self._content
                 ):
                     self.storage.delete(self.path, missing_ok=True)
-            except FileNotFoundError:
-                pass
+            except OSError:
+                pass  # no longer renewed: the lease runs out by itself
             finally:
                 self._content = None
                 self._mutex.release()

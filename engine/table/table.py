@@ -11,6 +11,7 @@ Layout under the table path:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -316,8 +317,9 @@ class Table:
                 "schema": self._schema_text(effective),
             }
             self.timeline.complete(current.with_state(INFLIGHT), completion, meta)
-        self.heartbeats.stop(t)
         self._baselines.pop(t, None)
+        with contextlib.suppress(OSError):  # committed already; a stale heartbeat is harmless
+            self.heartbeats.stop(t)
         return completion
 
     def _committable(self, t: str) -> Instant:
@@ -372,9 +374,11 @@ class Table:
         with self._locked():
             self.timeline.reload()
             current = self.timeline.get(t)
+            if self.timeline.is_rolled_back(t):
+                if current is not None and current.is_pending:
+                    self.timeline.remove_pending(current)  # left over by an interrupted rollback
+                return None
             if current is None:
-                if self.timeline.is_rolled_back(t):
-                    return None
                 raise RollbackError(f"no instant {t} on the timeline to roll back")
             if current.is_completed and not force:
                 raise RollbackError(

@@ -7,6 +7,7 @@ the archived timeline for instants that were moved there.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from typing import Any
@@ -261,8 +262,11 @@ class ActiveTimeline:
         else:
             self.storage.write_bytes(path, data)
         self._meta[done.file_name] = metadata
-        self.remove_pending(instant)
         self._put(done)
+        # The completed file is the commit point: leftover pending files are harmless (the
+        # completed state wins on load), so a failure to remove them is not a failed commit.
+        with contextlib.suppress(OSError):
+            self.remove_pending(instant)
         return done
 
     def remove_pending(self, instant: Instant) -> None:

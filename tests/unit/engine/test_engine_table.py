@@ -268,3 +268,40 @@ def test_incremental_delete_markers_only_on_request(make_table):
     assert as_dict(t.incremental(start, with_meta=True)) == {3: 30}
     marked = t.incremental(start, include_deletes=True).sort_by("id").to_pydict()
     assert marked["id"] == [1, 3] and marked["_is_deleted"] == [True, False]
+
+
+def test_commit_succeeds_when_cleanup_after_the_commit_point_fails(make_table):
+    t = make_table()
+    i = t.start_instant()
+    stats = t.write_files(i, rows([1]))
+
+    def no_deletes(op, path):
+        if op == "delete":
+            raise OSError("injected delete failure")
+
+    t.storage.hooks.append(no_deletes)
+    done = t.commit(i, stats)
+    t.storage.hooks.clear()
+    fresh = Table.open(t.path)
+    assert fresh.timeline.completion_time_of(i.requested_time) == done
+    assert fresh.pending_instants() == [] and as_dict(fresh.snapshot()) == {1: 10}
+
+
+def test_rollback_finishes_when_pending_files_survived(make_table):
+    t = make_table()
+    i = t.start_instant()
+    t.write_files(i, rows([1]))
+    failing = {"on": True}
+
+    def fail_pending_delete(op, path):
+        if failing["on"] and op == "delete" and path.endswith(".inflight"):
+            raise OSError("injected")
+
+    t.storage.hooks.append(fail_pending_delete)
+    with pytest.raises(OSError):
+        t.rollback(i)
+    failing["on"] = False
+    assert t.timeline.is_rolled_back(i.requested_time)
+    with pytest.raises(InstantRolledBackError):
+        t.commit(i, [])
+    assert t.rollback(i) is None and t.pending_instants() == []
