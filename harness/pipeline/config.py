@@ -33,7 +33,11 @@ class DriverConfig:
     safety: dict[str, bool]
     secret: str
     rpc_host: str = "127.0.0.1"
+    # Fault occurrences (harness.faults.schedule.Occurrence dicts) and the table's
+    # constant storage latency, applied in the driver and in every executor.
     faults: list[dict[str, Any]] = field(default_factory=list)
+    storage_latency_ms: float = 0.0
+    fired_dir: str = ""
     spark_conf: dict[str, str] = field(default_factory=dict)
     # Files the runner and driver use to talk: stop request and live status.
     stop_file: str = ""

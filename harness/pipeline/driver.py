@@ -13,6 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+from harness.faults.driver_faults import DriverFaults
+from harness.faults.fired import FiredLog
+from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.pipeline.acks import AckWatcher
 from harness.pipeline.checkpoints import last_committed_batch
@@ -36,13 +39,17 @@ def run(cfg: DriverConfig) -> int:
     spark.dataSource.register(EventSource)
     restored = last_committed_batch(cfg.checkpoint_dir)
     history.record("driver_start", pid=os.getpid(), restored_batch=restored)
-    sink = make_sink(cfg, history, restored)
+    t0 = cfg.source_t0()
+    occurrences = [Occurrence.from_dict(o) for o in cfg.faults]
+    faults = DriverFaults(occurrences, t0, history, FiredLog(cfg.fired_dir))
+    sink = make_sink(cfg, history, restored, faults)
+    faults.start()
 
     stream = (
         spark.readStream.format(SOURCE_NAME)
         .option("spec", json.dumps(cfg.event_spec))
         .option("rate", json.dumps(cfg.rate))
-        .option("t0", str(cfg.source_t0()))
+        .option("t0", str(t0))
         .option("run_s", str(cfg.run_s))
         .load()
     )
@@ -65,6 +72,7 @@ def run(cfg: DriverConfig) -> int:
     finally:
         query.stop()
         acks.stop()
+        faults.stop()
         sink.close()
         _write_status(cfg.status_file, {"t": time.time(), "pid": os.getpid(), **sink.status()})
     error = query.exception() or acks.error

@@ -6,6 +6,7 @@ import functools
 import threading
 from typing import Protocol
 
+from harness.faults.driver_faults import DriverFaults
 from harness.history import HistoryWriter
 from harness.pipeline.config import DriverConfig
 from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA, write_raw_parquet
@@ -64,9 +65,11 @@ class RawParquetSink:
         pass
 
 
-def make_sink(cfg: DriverConfig, history: HistoryWriter, restored_batch: int | None) -> Sink:
+def make_sink(
+    cfg: DriverConfig, history: HistoryWriter, restored_batch: int | None, faults: DriverFaults
+) -> Sink:
     if cfg.sink == "raw_parquet":
         return RawParquetSink(cfg, history)
     from harness.pipeline.engine_sink import EngineSink
 
-    return EngineSink(cfg, history, restored_batch)
+    return EngineSink(cfg, history, restored_batch, faults)

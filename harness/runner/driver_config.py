@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 
+from harness.faults.schedule import Occurrence, expand
 from harness.pipeline.config import DriverConfig
 from harness.pipeline.events import EventSpec
 from harness.pipeline.session import local_master
@@ -24,6 +25,16 @@ def event_spec(scenario: Scenario) -> EventSpec:
         accounts=scenario.source.accounts,
         payload_bytes=scenario.source.payload_bytes,
         file_groups=scenario.table.file_groups,
+    )
+
+
+def fault_occurrences(scenario: Scenario) -> list[Occurrence]:
+    return expand(
+        [f.model_dump(mode="json") for f in scenario.faults],
+        scenario.seed,
+        scenario.run_s,
+        scenario.engine.writers,
+        scenario.cluster.workers,
     )
 
 
@@ -52,7 +63,9 @@ def driver_config(
         commit_ack_timeout_s=eng.commit_ack_timeout_s,
         safety=eng.safety.model_dump(),
         secret=secrets.token_hex(16),
-        faults=[f.model_dump(mode="json") for f in scenario.faults],
+        faults=[o.to_dict() for o in fault_occurrences(scenario)],
+        storage_latency_ms=scenario.table.storage.latency_ms,
+        fired_dir=str(paths.control / "fired"),
         stop_file=str(paths.control / "STOP"),
         status_file=str(paths.control / "status.json"),
         t0_file=str(paths.control / "t0"),

@@ -7,13 +7,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.clock import AdjustableClock
+from harness.faults.fired import FiredLog
+from harness.faults.skew import SkewApplier
 from harness.history import HistoryWriter, append_series
 from harness.pipeline.rates import rate_law
 from harness.runner.analysis import analyse_run
-from harness.runner.driver_config import driver_config
-from harness.runner.driver_process import DriverProcess
+from harness.runner.driver_config import driver_config, fault_occurrences
 from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunPaths, new_run_dir
+from harness.runner.supervisor import Supervisor
 from harness.runner.table_setup import set_up_table
 from harness.scenario import Scenario
 from harness.workload.background import Background, start_background
@@ -43,15 +46,29 @@ def _read_status(path: Path) -> dict:
         return {}
 
 
-def _wait_for_t0(cfg_t0_file: Path, driver: DriverProcess) -> float:
+def _wait_for_t0(t0_file: Path, supervisor: Supervisor) -> float:
     deadline = time.time() + STARTUP_TIMEOUT_S
     while time.time() < deadline:
-        if cfg_t0_file.exists():
-            return float(cfg_t0_file.read_text())
-        if driver.exit_code() is not None:
-            raise RunError(f"the pipeline driver exited with {driver.exit_code()} during start-up")
+        if t0_file.exists():
+            return float(t0_file.read_text())
+        if supervisor.driver.exit_code() is not None:
+            raise RunError(
+                f"the pipeline driver exited with {supervisor.driver.exit_code()} during "
+                f"start-up; see {supervisor.driver.log_path}"
+            )
         time.sleep(0.1)
     raise RunError(f"the pipeline driver did not start its query within {STARTUP_TIMEOUT_S}s")
+
+
+def _runner_skew(scenario, background: Background, t0: float, history) -> SkewApplier:
+    """Clock skew of the batch writers (their clocks live in this process)."""
+    clocks: dict[str, AdjustableClock] = {w.name_: w.clock for w in background.writers}
+    skews = [
+        o
+        for o in fault_occurrences(scenario)
+        if o.kind == "clock_skew" and (o.target in clocks or o.target == "all")
+    ]
+    return SkewApplier(skews, clocks, t0, history)
 
 
 def run_scenario(
@@ -69,15 +86,23 @@ def run_scenario(
     cfg = driver_config(scenario, paths, run_id, master)
     cfg_path = paths.control / "driver.json"
     cfg.save(cfg_path)
-    driver = DriverProcess(cfg_path, paths.logs / "driver.log")
+    supervisor = Supervisor(
+        cfg_path,
+        Path(cfg.stop_file),
+        paths.logs,
+        history,
+        fault_occurrences(scenario),
+        FiredLog(cfg.fired_dir),
+    )
     law = rate_law(cfg.rate, scenario.run_s)
-    status_file, stop_file = Path(cfg.status_file), Path(cfg.stop_file)
+    status_file = Path(cfg.status_file)
     error: str | None = None
     background = Background()
+    skew: SkewApplier | None = None
     with RunProgress(run_id, scenario.run_s, quiet) as progress:
         try:
-            driver.start()
-            t0 = _wait_for_t0(Path(cfg.t0_file), driver)
+            supervisor.start()
+            t0 = supervisor.t0 = _wait_for_t0(Path(cfg.t0_file), supervisor)
             history.record(
                 "run_start",
                 t=t0,
@@ -87,41 +112,44 @@ def run_scenario(
                 duration_s=scenario.duration_s,
             )
             background = start_background(scenario, str(paths.table), history)
+            skew = _runner_skew(scenario, background, t0, history)
+            skew.start()
             last_rows, next_sample = 0, t0 + 1.0
             while (now := time.time()) < t0 + scenario.run_s:
-                if driver.exit_code() is not None:
-                    raise RunError(
-                        f"the pipeline driver exited with {driver.exit_code()}; "
-                        f"see {paths.logs / 'driver.log'}"
-                    )
+                supervisor.tick()
                 if now >= next_sample:
                     status = _read_status(status_file)
-                    rows = int(status.get("rows_committed", 0))
+                    rows = int(status.get("rows_committed", last_rows))
+                    elapsed = now - t0
+                    faults = [o.label for o in fault_occurrences(scenario) if o.active(elapsed)]
                     sample = {
                         "t": now,
-                        "elapsed_s": now - t0,
-                        "source_offset": law.available(now - t0) if not law.unbounded else None,
+                        "elapsed_s": elapsed,
+                        "source_offset": None if law.unbounded else law.available(elapsed),
                         "committed_offset": status.get("committed_offset", 0),
                         "pending_instants": status.get("pending_instants", 0),
                         "rows_committed_total": rows,
-                        "active_faults": [],
+                        "active_faults": faults,
                     }
                     append_series(paths.history, sample)
-                    progress.update(now - t0, rows - last_rows, sample["pending_instants"], [])
+                    progress.update(
+                        elapsed, max(rows - last_rows, 0), sample["pending_instants"], faults
+                    )
                     last_rows, next_sample = rows, next_sample + 1.0
                 time.sleep(0.05)
-        except RunError as exc:
+        except (RunError, RuntimeError) as exc:
             error = str(exc)
         finally:
             progress.note("stopping...")
+            if skew is not None:
+                skew.stop()
             background.stop()
-            stop_file.touch()
-            if driver.wait(STOP_TIMEOUT_S) is None:
-                error = error or f"the pipeline driver did not stop within {STOP_TIMEOUT_S}s"
-                driver.kill()
-            driver.kill_group()
-            if error is None and driver.exit_code() not in (0, None):
-                error = f"the pipeline driver failed (exit {driver.exit_code()}); see {paths.logs}"
+            code = supervisor.stop(STOP_TIMEOUT_S)
+            if error is None and code != 0:
+                error = (
+                    f"the pipeline driver did not stop cleanly (exit {code}); see "
+                    f"{supervisor.driver.log_path}"
+                )
     history.record("run_end", status="error" if error else "ok", error=error)
     result = analyse_run(scenario, paths, run_id, variant, error)
     paths.result.write_text(json.dumps(result, indent=2, default=str))

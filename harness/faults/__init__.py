@@ -1,0 +1,1 @@
+"""Fault injection: schedule scenario faults, apply them where they happen, record evidence."""

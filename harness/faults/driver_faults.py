@@ -1,0 +1,122 @@
+"""Faults the pipeline driver applies: writer crashes (via task configs), coordinator
+crashes at a seam, lost / late / replayed ACKs, coordinator clock skew, storage faults."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from engine.clock import AdjustableClock, SystemClock
+from harness.faults.fired import FiredLog
+from harness.faults.schedule import Occurrence
+from harness.faults.skew import SkewApplier
+from harness.history import HistoryWriter
+
+STALE_REPLAY_AFTER_S = 5.0
+
+
+class DriverFaults:
+    def __init__(
+        self,
+        occurrences: list[Occurrence],
+        t0: float,
+        history: HistoryWriter,
+        fired: FiredLog,
+    ) -> None:
+        self.occ = occurrences
+        self.t0 = t0
+        self.history = history
+        self.fired = fired
+        self._lock = threading.Lock()
+        self._hits: dict[str, int] = {}  # ACKs hit so far per counted occurrence
+        # The coordinator's clock (instant and completion times), skewable at run time.
+        self.coordinator_clock = AdjustableClock(SystemClock())
+        self.skew = SkewApplier(
+            [
+                o
+                for o in occurrences
+                if o.kind == "clock_skew" and o.target in ("coordinator", "all")
+            ],
+            {"coordinator": self.coordinator_clock},
+            t0,
+            history,
+        )
+
+    def elapsed(self) -> float:
+        return time.time() - self.t0
+
+    def _record(self, o: Occurrence, applied: bool, **evidence: Any) -> None:
+        now = self.elapsed()
+        self.history.record(
+            "fault",
+            fault_kind=o.kind,
+            label=o.label,
+            target=o.target,
+            start_s=round(now, 3),
+            end_s=round(max(o.end_s, now), 3),
+            applied=applied,
+            evidence=evidence,
+        )
+
+    def _due(self, kind: str) -> list[Occurrence]:
+        now = self.elapsed()
+        return [
+            o
+            for o in self.occ
+            if o.kind == kind and o.at_s <= now and not self.fired.fired(o.label)
+        ]
+
+    # -- writer crashes ----------------------------------------------------------------
+    def crash_points(self, batch_id: int) -> dict[int, str]:
+        """Writer tasks to hard-exit in this batch (first attempt only)."""
+        points: dict[int, str] = {}
+        for o in self._due("writer_crash"):
+            if self.fired.mark(o.label):
+                task = int(o.target.split(":")[1])
+                points[task] = o.params.get("point", "mid_flush")
+                self.history.record("fault_armed", label=o.label, batch_id=batch_id, task=task)
+        return points
+
+    # -- coordinator crashes -----------------------------------------------------------
+    def coordinator_hook(self, point: str, info: dict[str, Any]) -> None:
+        for o in self._due("coordinator_crash"):
+            if o.params.get("point") == point and self.fired.mark(o.label):
+                self._record(o, True, point=point, pid=os.getpid(), **info)
+                os.kill(os.getpid(), signal.SIGKILL)  # a real crash of the driver
+
+    # -- ACKs --------------------------------------------------------------------------
+    def deliver_ack(self, batch_id: int, notify: Callable[[int], None]) -> None:
+        """Send ACK `batch_id` to the coordinator, unless a fault drops or delays it."""
+        for kind in ("drop_ack", "delay_ack", "stale_ack"):
+            for o in self._due(kind):
+                with self._lock:
+                    hits = self._hits.get(o.label, 0)
+                    if hits >= o.params.get("count", 1):
+                        continue
+                    self._hits[o.label] = hits + 1
+                    if hits + 1 >= o.params.get("count", 1):
+                        self.fired.mark(o.label)
+                if kind == "drop_ack":
+                    self._record(o, True, checkpoint_id=batch_id)
+                    self.history.record("ack", checkpoint_id=batch_id, action="dropped")
+                    return
+                if kind == "delay_ack":
+                    delay = float(o.params["delay_s"])
+                    self._record(o, True, checkpoint_id=batch_id, delay_s=delay)
+                    self.history.record("ack_delayed", checkpoint_id=batch_id, delay_s=delay)
+                    threading.Timer(delay, notify, args=(batch_id,)).start()
+                    return
+                # stale_ack: deliver now, and replay the same ACK later (it must be a no-op)
+                self._record(o, True, checkpoint_id=batch_id, replay_after_s=STALE_REPLAY_AFTER_S)
+                threading.Timer(STALE_REPLAY_AFTER_S, notify, args=(batch_id,)).start()
+        notify(batch_id)
+
+    def start(self) -> None:
+        self.skew.start()
+
+    def stop(self) -> None:
+        self.skew.stop()

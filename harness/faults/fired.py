@@ -1,0 +1,26 @@
+"""Which fault occurrences already fired: kept in the run's control folder, so a restarted
+driver does not crash itself again at the same occurrence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class FiredLog:
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, label: str) -> Path:
+        return self.folder / label.replace(":", "_").replace("@", "-").replace("#", "-")
+
+    def fired(self, label: str) -> bool:
+        return self._path(label).exists()
+
+    def mark(self, label: str) -> bool:
+        """Mark as fired; False if it had fired already (another process won)."""
+        try:
+            self._path(label).touch(exist_ok=False)
+        except FileExistsError:
+            return False
+        return True

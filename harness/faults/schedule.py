@@ -1,0 +1,83 @@
+"""Expand the scenario's `faults` into concrete occurrences with resolved targets and times."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Where each kind is applied: the pipeline driver (and its executors) or the runner.
+DRIVER_KINDS = {
+    "writer_crash",
+    "coordinator_crash",
+    "drop_ack",
+    "delay_ack",
+    "stale_ack",
+    "storage_latency",
+    "storage_error",
+    "torn_file",
+}
+RUNNER_KINDS = {"coordinator_pause", "worker_kill", "worker_pause"}
+# For these `count` is how many ACKs / operations / files one occurrence hits, not how
+# many occurrences there are.
+COUNTED_KINDS = {"drop_ack", "delay_ack", "stale_ack", "storage_error", "torn_file"}
+# Without a duration these last until the run ends; every other kind is instantaneous.
+LASTING_KINDS = {"clock_skew", "storage_latency"}
+# clock_skew is applied by whichever process owns the skewed clock.
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    kind: str
+    index: int  # which fault entry of the scenario
+    at_s: float  # seconds after run start
+    end_s: float  # = at_s for an instantaneous fault
+    target: str | None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        where = f"@{self.target}" if self.target else ""
+        return f"{self.kind}{where}#{self.index}"
+
+    def active(self, elapsed_s: float) -> bool:
+        """In its window; an instantaneous fault marks the second it happens in."""
+        return self.at_s <= elapsed_s < max(self.end_s, self.at_s + 1.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Occurrence:
+        return cls(**data)
+
+
+def _resolve_target(
+    target: str | None, rng: random.Random, writers: int, workers: int
+) -> str | None:
+    if target != "random":
+        return target
+    prefix, n = ("writer", writers) if writers else ("worker", workers)
+    return f"{prefix}:{rng.randrange(n)}"
+
+
+def expand(
+    faults: list[dict[str, Any]], seed: int, run_s: float, writers: int, workers: int
+) -> list[Occurrence]:
+    """One occurrence per repetition; `random` targets drawn with the scenario (or fault) seed."""
+    out: list[Occurrence] = []
+    for index, fault in enumerate(faults):
+        rng = random.Random(fault.get("seed") if fault.get("seed") is not None else seed + index)
+        every = fault.get("every_s")
+        count = None if fault["kind"] in COUNTED_KINDS else fault.get("count")
+        repeats = count or (int((run_s - fault["at_s"]) // every) + 1 if every else 1)
+        params = {k: v for k, v in fault.items() if k not in ("kind", "at_s", "target", "seed")}
+        for n in range(repeats):
+            at = fault["at_s"] + n * (every or 0)
+            if at >= run_s:
+                break
+            span = fault.get("duration_s") or (run_s - at if fault["kind"] in LASTING_KINDS else 0)
+            end = min(at + span, run_s)
+            target = _resolve_target(fault.get("target"), rng, writers, workers)
+            out.append(Occurrence(fault["kind"], index, at, end, target, params))
+    return sorted(out, key=lambda o: o.at_s)

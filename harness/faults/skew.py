@@ -1,0 +1,84 @@
+"""Clock skew inside the engine's clocks: offset, drift or jump, for a time window."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from engine.clock import AdjustableClock
+from harness.faults.schedule import Occurrence
+from harness.history import HistoryWriter
+
+
+class SkewApplier(threading.Thread):
+    """Applies each skew occurrence to the clocks it targets when it starts, resets them
+    when it ends; records the skew and the clock readings as evidence."""
+
+    def __init__(
+        self,
+        occurrences: list[Occurrence],
+        clocks: dict[str, AdjustableClock],
+        t0: float,
+        history: HistoryWriter,
+    ) -> None:
+        super().__init__(name="clock-skew", daemon=True)
+        self.pending = sorted(occurrences, key=lambda o: o.at_s)
+        self.clocks = clocks
+        self.t0 = t0
+        self.history = history
+        self.active: list[Occurrence] = []
+        self._stop = threading.Event()
+
+    def _targets(self, o: Occurrence) -> dict[str, AdjustableClock]:
+        if o.target == "all":
+            return self.clocks
+        return {o.target: self.clocks[o.target]} if o.target in self.clocks else {}
+
+    def _apply(self, o: Occurrence) -> None:
+        for name, clock in self._targets(o).items():
+            before = clock.now_ms()
+            if o.params.get("offset_ms") is not None:
+                clock.set_offset_ms(float(o.params["offset_ms"]))
+            elif o.params.get("drift_ppm") is not None:
+                clock.set_drift_ppm(float(o.params["drift_ppm"]))
+            else:
+                clock.jump_ms(float(o.params["jump_ms"]))
+            self.history.record(
+                "fault",
+                fault_kind="clock_skew",
+                label=o.label,
+                target=name,
+                start_s=round(time.time() - self.t0, 3),
+                end_s=o.end_s,
+                applied=True,
+                evidence={
+                    "clock_before_ms": before,
+                    "clock_after_ms": clock.now_ms(),
+                    "wall_ms": int(time.time() * 1000),
+                    **{
+                        k: o.params.get(k)
+                        for k in ("offset_ms", "drift_ppm", "jump_ms")
+                        if o.params.get(k) is not None
+                    },
+                },
+            )
+
+    def _reset(self, o: Occurrence) -> None:
+        for clock in self._targets(o).values():
+            clock.reset()
+
+    def run(self) -> None:
+        while not self._stop.wait(0.05):
+            now = time.time() - self.t0
+            for o in [o for o in self.pending if o.at_s <= now]:
+                self.pending.remove(o)
+                if o.end_s <= now:
+                    continue  # already over (a restarted driver)
+                self._apply(o)
+                self.active.append(o)
+            for o in [o for o in self.active if o.end_s <= now]:
+                self.active.remove(o)
+                self._reset(o)
+
+    def stop(self) -> None:
+        self._stop.set()

@@ -1,0 +1,94 @@
+"""Storage faults through the engine's file-system hooks: latency, failed operations,
+and torn (truncated) data files. The same schedule is installed in every process that
+touches the table; each hook decides by the run clock whether its fault is active."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+from engine.storage import Storage
+from harness.faults.schedule import Occurrence
+from harness.history import HistoryWriter
+
+# Scenario op names -> the engine's hook op names.
+OPS = {"get": "read", "put": "put", "list": "list", "rename": "rename", "delete": "delete"}
+DATA_SUFFIX = ".parquet"
+
+
+class InjectedStorageError(OSError):
+    """A storage operation failed because a `storage_error` fault said so."""
+
+
+class StorageFaults:
+    def __init__(
+        self,
+        occurrences: list[Occurrence],
+        t0: float,
+        history: HistoryWriter,
+        base_latency_ms: float = 0.0,
+        target: str | None = None,
+    ) -> None:
+        self.latency = [o for o in occurrences if o.kind == "storage_latency"]
+        self.errors = [o for o in occurrences if o.kind == "storage_error"]
+        self.torn = [o for o in occurrences if o.kind == "torn_file" and o.target == target]
+        self.t0 = t0
+        self.history = history
+        self.base_latency_s = base_latency_ms / 1000.0
+        self._hits: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def install(self, storage: Storage) -> Storage:
+        storage.hooks.append(self._before)
+        if self.torn:
+            storage.after_write_hooks.append(self._after_write)
+        return storage
+
+    def _take(self, o: Occurrence) -> bool:
+        """Count one hit against a counted occurrence; False once its count is used up."""
+        with self._lock:
+            hits = self._hits.get(o.label, 0)
+            if hits >= int(o.params.get("count", 1)):
+                return False
+            self._hits[o.label] = hits + 1
+            return True
+
+    def _record(self, o: Occurrence, **evidence: Any) -> None:
+        now = round(time.time() - self.t0, 3)
+        self.history.record(
+            "fault",
+            fault_kind=o.kind,
+            label=o.label,
+            target=o.target,
+            start_s=now,
+            end_s=max(o.end_s, now),
+            applied=True,
+            evidence=evidence,
+        )
+
+    def _before(self, op: str, path: str) -> None:
+        elapsed = time.time() - self.t0
+        delay = self.base_latency_s
+        for o in self.latency:
+            ops = o.params.get("ops")
+            if o.active(elapsed) and (ops is None or op in {OPS[x] for x in ops}):
+                delay += float(o.params["latency_ms"]) / 1000.0
+        if delay:
+            time.sleep(delay)
+        for o in self.errors:
+            if o.at_s <= elapsed and OPS[o.params["op"]] == op and self._take(o):
+                self._record(o, op=op, path=path, pid=os.getpid())
+                raise InjectedStorageError(f"injected storage error: {op} {path}")
+
+    def _after_write(self, path: str) -> None:
+        if not path.endswith(DATA_SUFFIX):
+            return
+        elapsed = time.time() - self.t0
+        for o in self.torn:
+            if o.at_s <= elapsed and self._take(o):
+                size = os.path.getsize(path)
+                with open(path, "r+b") as f:
+                    f.truncate(size // 2)
+                self._record(o, path=path, size=size, truncated_to=size // 2, pid=os.getpid())

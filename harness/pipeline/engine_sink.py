@@ -1,0 +1,134 @@
+"""Driver side of the engine sink: the coordinator, its RPC server, and checkpoint ACKs."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from typing import Any
+
+from engine.config import Safety
+from engine.stream.coordinator import Coordinator
+from engine.stream.state import CheckpointStateStore, EpochStore
+from engine.stream.transport.rpc import RpcServer
+from engine.table import Table
+from harness.faults.driver_faults import DriverFaults
+from harness.faults.storage import StorageFaults
+from harness.history import HistoryWriter
+from harness.pipeline.config import DriverConfig
+from harness.pipeline.engine_task import TaskConfig, write_with_engine
+from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA
+
+COORDINATOR_STATE_DIR = ".hoodie/.stream/coordinator"
+WRITER_STATE_DIR = ".hoodie/.stream/writers"
+DRAIN_TIMEOUT_S = 60.0
+STORAGE_KINDS = ("storage_latency", "storage_error", "torn_file")
+
+
+class CommitTally:
+    """The coordinator's recorder: writes the history and keeps the live totals."""
+
+    def __init__(self, history: HistoryWriter) -> None:
+        self.history = history
+        self.rows_committed = 0
+        self.committed_offset = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, kind: str, fields: dict[str, Any]) -> None:
+        if kind == "commit":
+            with self._lock:
+                self.rows_committed += int(fields.get("rows") or 0)
+                top = fields.get("max_offset")
+                if top is not None:
+                    self.committed_offset = max(self.committed_offset, int(top) + 1)
+        self.history(kind, fields)
+
+
+class EngineSink:
+    def __init__(
+        self, cfg: DriverConfig, history: HistoryWriter, restored: int | None, faults: DriverFaults
+    ) -> None:
+        self.cfg = cfg
+        self.history = history
+        self.faults = faults
+        safety = Safety(**cfg.safety)
+        self.table = Table.open(
+            cfg.table_path,
+            clock=faults.coordinator_clock,
+            safety=safety,
+            max_skew_ms=cfg.max_skew_ms,
+            writer_id="coordinator",
+        )
+        StorageFaults(
+            [o for o in faults.occ if o.kind != "torn_file"],
+            faults.t0,
+            history,
+            cfg.storage_latency_ms,
+        ).install(self.table.storage)
+        self.tally = CommitTally(history)
+        self.coordinator = Coordinator(
+            self.table,
+            parallelism=cfg.writers,
+            mode=cfg.instant_mode,
+            safety=safety,
+            commit_ack_timeout_s=cfg.commit_ack_timeout_s,
+            recorder=self.tally,
+            state_store=CheckpointStateStore(self.table.storage, COORDINATOR_STATE_DIR),
+            epoch_store=EpochStore(self.table.storage),
+            fault_hook=faults.coordinator_hook,
+        )
+        self._restore_pending = restored is not None
+        if restored is not None:
+            self.coordinator.restore(restored)
+        self.server = RpcServer(self.coordinator, host=cfg.rpc_host, secret=cfg.secret.encode())
+        self.server.start()
+        self._acks: list[Any] = []
+
+    def process_batch(self, df, batch_id: int) -> None:
+        # The coordinator snapshots before the writers do (FLINK-16986).
+        self.coordinator.snapshot(batch_id)
+        host, port = self.server.address
+        task_cfg = TaskConfig(
+            batch_id=batch_id,
+            checkpoint_id=batch_id - 1,
+            restored=self._restore_pending,
+            table_path=self.cfg.table_path,
+            state_dir=WRITER_STATE_DIR,
+            history_dir=self.cfg.history_dir,
+            rpc_host=host,
+            rpc_port=port,
+            secret=self.cfg.secret,
+            op=self.cfg.op,
+            write_batch_rows=self.cfg.write_batch_rows,
+            safety=self.cfg.safety,
+            t0=self.faults.t0,
+            crash_points=self.faults.crash_points(batch_id),
+            storage_faults=[o.to_dict() for o in self.faults.occ if o.kind in STORAGE_KINDS],
+            storage_latency_ms=self.cfg.storage_latency_ms,
+        )
+        fn = functools.partial(write_with_engine, cfg=task_cfg.to_dict())
+        df.mapInArrow(fn, TASK_RESULT_SCHEMA).collect()
+        self._restore_pending = False
+
+    def checkpoint_complete(self, batch_id: int, info: dict) -> None:
+        self.faults.deliver_ack(batch_id, self._notify)
+
+    def _notify(self, batch_id: int) -> None:
+        self._acks.append(self.coordinator.notify_checkpoint_complete(batch_id))
+
+    def status(self) -> dict:
+        return {
+            "pending_instants": self.coordinator.pending_instants(),
+            "rows_committed": self.tally.rows_committed,
+            "committed_offset": self.tally.committed_offset,
+        }
+
+    def close(self) -> None:
+        deadline = time.time() + DRAIN_TIMEOUT_S
+        try:
+            for ack in self._acks:
+                ack.result(timeout=max(deadline - time.time(), 0.1))
+        finally:
+            self.server.close()
+            self.coordinator.close()
+            self.table.close()

@@ -1,0 +1,134 @@
+"""Executor side of the engine sink: one writer task per Spark task and micro-batch.
+
+Runs inside Spark's Python workers (mapInArrow). The table handle and the RPC client are
+cached per worker process, which Spark reuses across tasks.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark import TaskContext
+
+from engine.config import Safety
+from engine.stream.state import WriterStateStore
+from engine.stream.transport.rpc import RpcClient
+from engine.stream.writer import WriterTask
+from engine.table import Table
+from harness.faults.schedule import Occurrence
+from harness.faults.storage import StorageFaults
+from harness.history import HistoryWriter
+from harness.pipeline.raw_sink import task_result
+
+_TABLES: dict[str, Table] = {}
+_CLIENTS: dict[tuple[str, int], RpcClient] = {}
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    batch_id: int
+    checkpoint_id: int  # the last completed checkpoint: batch_id - 1
+    restored: bool  # first batch after a driver restart: re-send saved WriteMeta
+    table_path: str
+    state_dir: str
+    history_dir: str
+    rpc_host: str
+    rpc_port: int
+    secret: str
+    op: str
+    write_batch_rows: int
+    safety: dict[str, bool]
+    t0: float = 0.0
+    # Faults for this batch: {task id: point} hard-exits that task's first attempt there.
+    crash_points: dict[int, str] = field(default_factory=dict)
+    # Storage fault occurrences and the constant storage latency (harness.faults.storage).
+    storage_faults: list[dict[str, Any]] = field(default_factory=list)
+    storage_latency_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _table(cfg: TaskConfig, task: int, history: HistoryWriter) -> Table:
+    key = f"{cfg.table_path}#{task}"  # storage faults can target one writer
+    table = _TABLES.get(key)
+    if table is None:
+        table = Table.open(cfg.table_path, safety=Safety(**cfg.safety), writer_id=f"writer:{task}")
+        occurrences = [Occurrence.from_dict(o) for o in cfg.storage_faults]
+        StorageFaults(
+            occurrences, cfg.t0, history, cfg.storage_latency_ms, target=f"writer:{task}"
+        ).install(table.storage)
+        _TABLES[key] = table
+    return table.reload()
+
+
+def _client(cfg: TaskConfig) -> RpcClient:
+    key = (cfg.rpc_host, cfg.rpc_port)
+    client = _CLIENTS.get(key)
+    if client is None:
+        client = RpcClient((cfg.rpc_host, cfg.rpc_port), cfg.secret.encode())
+        _CLIENTS[key] = client
+    return client
+
+
+def _crash_hook(cfg: TaskConfig, task: int, attempt: int, history: HistoryWriter):
+    point = cfg.crash_points.get(task) if attempt == 0 else None
+
+    def hook(name: str, info: dict[str, Any]) -> None:
+        if name == point:
+            now = round(time.time() - cfg.t0, 3)
+            history.record(
+                "fault",
+                fault_kind="writer_crash",
+                target=f"writer:{task}",
+                start_s=now,
+                end_s=now,
+                applied=True,
+                evidence={
+                    "task": task,
+                    "attempt": attempt,
+                    "point": name,
+                    "pid": os.getpid(),
+                    "batch_id": cfg.batch_id,
+                    "instant": info.get("instant"),
+                },
+            )
+            os._exit(137)  # a hard exit of the Python worker: Spark retries the task
+
+    return hook
+
+
+def write_with_engine(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any]):
+    """mapInArrow body: stream this partition of the micro-batch through a WriterTask."""
+    config = TaskConfig(**cfg)
+    ctx = TaskContext.get()
+    task, attempt = ctx.partitionId(), ctx.attemptNumber()
+    history = HistoryWriter(config.history_dir, f"writer:{task}")
+    table = _table(config, task, history)
+    writer = WriterTask(
+        task,
+        attempt,
+        config.checkpoint_id,
+        table,
+        _client(config),
+        write_batch_rows=config.write_batch_rows,
+        op=config.op,
+        state_store=WriterStateStore(table.storage, config.state_dir),
+        recorder=history,
+        fault_hook=_crash_hook(config, task, attempt, history),
+        offset_field="event_id",
+        event_time_field="event_time",
+    )
+    writer.initialize_state(restored=config.restored)
+    rows, newest = 0, 0.0
+    for batch in batches:
+        writer.write(batch)
+        rows += batch.num_rows
+    state = writer.end_of_checkpoint()
+    newest = (state.metadata or {}).get("max_event_time") or 0.0
+    yield task_result(task, attempt, rows, len(state.write_stats), newest)

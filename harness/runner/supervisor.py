@@ -1,0 +1,108 @@
+"""Keeps the pipeline driver alive for the run: restarts it after a crash (the query
+resumes from its checkpoint location), and applies the process-level faults."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from harness.faults.fired import FiredLog
+from harness.faults.schedule import Occurrence
+from harness.history import HistoryWriter
+from harness.runner.driver_process import DriverProcess
+
+MAX_RESTARTS = 10
+ZOMBIE_GRACE_S = 5.0  # how long a resumed zombie driver runs before it is reaped
+
+
+class Supervisor:
+    def __init__(
+        self,
+        config_path: Path,
+        stop_file: Path,
+        logs: Path,
+        history: HistoryWriter,
+        occurrences: list[Occurrence],
+        fired: FiredLog,
+    ) -> None:
+        self.config_path = config_path
+        self.stop_file = stop_file
+        self.logs = logs
+        self.history = history
+        self.pauses = [o for o in occurrences if o.kind == "coordinator_pause"]
+        self.fired = fired
+        self.driver = self._new_driver()
+        self.restarts = 0
+        self.t0: float | None = None
+        self._zombies: list[tuple[DriverProcess, Occurrence]] = []
+
+    def _new_driver(self) -> DriverProcess:
+        n = getattr(self, "restarts", 0)
+        return DriverProcess(self.config_path, self.logs / f"driver-{n}.log")
+
+    def start(self) -> None:
+        self.driver.start()
+
+    def _record_fault(self, o: Occurrence, start_s: float, **evidence) -> None:
+        self.history.record(
+            "fault",
+            fault_kind=o.kind,
+            label=o.label,
+            target=o.target,
+            start_s=round(start_s, 3),
+            end_s=o.end_s,
+            applied=True,
+            evidence=evidence,
+        )
+
+    def tick(self) -> None:
+        """Called about every 50 ms: restart a dead driver, start and end pauses."""
+        code = self.driver.exit_code()
+        if code is not None:
+            self.driver.kill_group()
+            if self.restarts >= MAX_RESTARTS:
+                raise RuntimeError(f"the pipeline driver died {self.restarts + 1} times")
+            self.history.record("driver_exit", pid=self.driver.pid, code=code)
+            self.restarts += 1
+            self.driver = self._new_driver()
+            pid = self.driver.start()
+            self.history.record("driver_restart", pid=pid, restarts=self.restarts)
+        if self.t0 is None:
+            return
+        elapsed = time.time() - self.t0
+        for o in self.pauses:
+            if o.at_s <= elapsed and self.fired.mark(o.label):
+                self._pause(o, elapsed)
+        for zombie, o in list(self._zombies):
+            if elapsed >= o.end_s:
+                self._zombies.remove((zombie, o))
+                self._resume_then_reap(zombie, o)
+
+    def _pause(self, o: Occurrence, elapsed: float) -> None:
+        """SIGSTOP the driver, start a new one that recovers: the old one is a zombie."""
+        old = self.driver
+        os.killpg(old.pid, signal.SIGSTOP)
+        self.restarts += 1
+        self.driver = self._new_driver()
+        pid = self.driver.start()
+        self._zombies.append((old, o))
+        self._record_fault(o, elapsed, paused_pid=old.pid, new_pid=pid)
+
+    def _resume_then_reap(self, zombie: DriverProcess, o: Occurrence) -> None:
+        os.killpg(zombie.pid, signal.SIGCONT)
+        self.history.record("driver_resumed", pid=zombie.pid, label=o.label)
+        threading.Timer(ZOMBIE_GRACE_S, zombie.kill).start()
+
+    def stop(self, timeout_s: float) -> int | None:
+        """Ask the live driver to stop; reap every process it or a zombie left."""
+        self.stop_file.touch()
+        code = self.driver.wait(timeout_s)
+        if code is None:
+            self.driver.kill()
+        self.driver.kill_group()
+        for zombie, _ in self._zombies:
+            zombie.kill()
+        return code
