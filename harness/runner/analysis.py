@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.checks import combine_verdicts
 from harness.history import read_events, read_series
-from harness.metrics import compute_metrics
+from harness.metrics import MetricParams, compute_metrics
 from harness.runner.check_inputs import run_checks
 from harness.runner.environment import environment
 from harness.runner.final_state import read_final_state
@@ -48,6 +48,13 @@ def analyse_run(
             error = f"checking failed: {type(exc).__name__}: {exc}"
     try:
         metrics = compute_metrics(events, series)
+        # With checkpoints every N s, rows become visible in steps N s apart, so 1-second
+        # buckets alternate between 0 and N x rate. The same statistics over buckets of one
+        # checkpoint interval show the smoothness that matters for blocking vs async.
+        interval = MetricParams(bucket_s=scenario.engine.checkpoint_interval_s)
+        per_interval = compute_metrics(events, series, interval)
+        metrics["throughput_per_checkpoint_rows_per_s"] = per_interval["throughput_rows_per_s"]
+        metrics["stalls_per_checkpoint"] = per_interval["stalls"]
     except Exception as exc:
         metrics = {"error": f"{type(exc).__name__}: {exc}"}
     verdict = "unknown" if error else combine_verdicts(c["verdict"] for c in checks.values())
