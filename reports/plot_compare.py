@@ -40,7 +40,7 @@ def _overlay(by_variant: dict[str, list[Timeline]], column: str, ylabel: str) ->
         for v, tls in by_variant.items()
     ]
     ax.legend(handles=handles, loc="lower right", fontsize=8)
-    ax.set_xlabel("seconds since run start (hatched: warm-up)")
+    ax.set_xlabel("seconds since run start (grey: warm-up)")
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
     ax.set_xlim(left=0)

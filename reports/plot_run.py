@@ -12,12 +12,12 @@ from reports.svg import new_figure, to_svg, warmup_span
 from reports.timeline import Timeline
 
 FAULT_COLOUR = "#d62728"
-WARMUP_COLOUR = "#9e9e9e"
+NOT_APPLIED_COLOUR = "#9e9e9e"
 OUTCOME_COLOURS = {"completed": "#1f77b4", "inflight": "#bbbbbb", "rolled_back": FAULT_COLOUR}
 
 
 def shade(ax: Axes, tl: Timeline, labels: bool = False) -> None:
-    """Warm-up hatched grey, fault windows red, instantaneous faults as red lines."""
+    """Warm-up grey, fault windows red, instantaneous faults as dashed red lines."""
     warmup_span(ax, tl.warmup_s)
     if labels and tl.warmup_s > 0:
         ax.text(
@@ -31,7 +31,7 @@ def shade(ax: Axes, tl: Timeline, labels: bool = False) -> None:
             color="#555",
         )
     for i, f in enumerate(tl.faults):
-        colour = FAULT_COLOUR if f.applied else WARMUP_COLOUR
+        colour = FAULT_COLOUR if f.applied else NOT_APPLIED_COLOUR
         if f.is_window:
             ax.axvspan(f.start_s, f.end_s, color=colour, alpha=0.15, lw=0)
         else:

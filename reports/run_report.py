@@ -21,7 +21,7 @@ from reports.templating import render
 from reports.timeline import Timeline, build_timeline
 
 CAPTIONS = {
-    "throughput": "Rows made visible (committed) per second. Hatched grey: warm-up, excluded "
+    "throughput": "Rows made visible (committed) per second. Grey band: warm-up, excluded "
     "from the metrics. Red band: a fault window; dashed red line: an instantaneous fault.",
     "freshness": "Now minus the event time of the newest visible row, at the end of each second.",
     "blocked": "Milliseconds per second that writers (summed) waited for an instant or for "

@@ -8,26 +8,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import matplotlib
-
-matplotlib.use("Agg")  # no display on CI machines; must precede pyplot
-import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-# Text stays <text> (searchable, small) rather than glyph paths; hashsalt makes ids stable
-# so two renders of one run are byte-identical.
-plt.rcParams.update(
-    {
-        "svg.fonttype": "none",
-        "svg.hashsalt": "instantbench",
-        "font.family": "sans-serif",
-        "font.size": 9,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "axes.grid": True,
-        "grid.alpha": 0.3,
-    }
-)
+# Applied only while a chart is drawn (see chart()), so the process-wide matplotlib settings
+# of whoever imports reports stay untouched. Text stays <text> (searchable, small) rather
+# than glyph paths; hashsalt makes ids stable so two renders of one run are identical.
+STYLE = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "instantbench",
+    "font.family": "sans-serif",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
 
 WIDTH_IN = 10.0
 
@@ -41,10 +37,15 @@ _STRIP = [
 ]
 
 
-def new_figure(height_in: float = 2.8) -> tuple[Figure, plt.Axes]:
+def new_figure(height_in: float = 2.8) -> tuple[Figure, Axes]:
     """A full-width figure whose plot area starts at the same x in every chart, so the time
-    axes of stacked charts line up (a fitted layout would shift them by label width)."""
-    fig, ax = plt.subplots(figsize=(WIDTH_IN, height_in))
+    axes of stacked charts line up (a fitted layout would shift them by label width).
+
+    A bare Figure, not pyplot: no GUI backend, no global figure registry to leak or to
+    share between threads.
+    """
+    fig = Figure(figsize=(WIDTH_IN, height_in))
+    ax = fig.subplots()
     fig.subplots_adjust(
         left=0.8 / WIDTH_IN,
         right=1 - 0.15 / WIDTH_IN,
@@ -55,23 +56,13 @@ def new_figure(height_in: float = 2.8) -> tuple[Figure, plt.Axes]:
 
 
 def warmup_span(ax: Axes, warmup_s: float) -> None:
-    """Warm-up: light grey with a visible hatch (the hatch takes the edge colour)."""
-    ax.axvspan(
-        0,
-        warmup_s,
-        facecolor=(0.6, 0.6, 0.6, 0.12),
-        edgecolor=(0.6, 0.6, 0.6, 0.5),
-        hatch="//",
-        lw=0,
-    )
+    """Warm-up in neutral grey, distinct from the red of fault windows."""
+    ax.axvspan(0, warmup_s, color="#9e9e9e", alpha=0.15, lw=0)
 
 
 def to_svg(fig: Figure) -> str:
     buf = io.StringIO()
-    try:
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    finally:
-        plt.close(fig)  # pyplot keeps every figure alive until closed
+    fig.savefig(buf, format="svg", metadata={"Date": None})
     svg = buf.getvalue()
     for pattern in _STRIP:
         svg = pattern.sub("", svg)
@@ -94,8 +85,8 @@ def chart(title: str, draw: Callable[[], str | None], empty: str, caption: str =
     chart failing on them must not cost the reader the verdict and the other charts.
     """
     try:
-        svg = draw()
+        with matplotlib.rc_context(STYLE):
+            svg = draw()
     except Exception as exc:
-        plt.close("all")
         return Chart(title, None, f"chart unavailable: {type(exc).__name__}: {exc}", caption)
     return Chart(title, svg, None if svg else empty, caption)

@@ -112,11 +112,17 @@ def _blocked_ms_per_s(requests: list[dict], t0: float, n: int) -> np.ndarray:
     return np.diff(covered) * 1000.0
 
 
+def _elapsed(sample: dict, t0: float) -> float | None:
+    elapsed = _float(sample.get("elapsed_s"))
+    t = _float(sample.get("t"))
+    return elapsed if elapsed is not None else None if t is None else t - t0
+
+
 def _pending(series: list[dict], t0: float) -> pd.DataFrame:
     rows = [
-        (_float(s.get("elapsed_s")) or (_float(s.get("t")) or t0) - t0, s.get("pending_instants"))
+        (_elapsed(s, t0), _float(s.get("pending_instants")))
         for s in series
-        if _float(s.get("pending_instants")) is not None
+        if _elapsed(s, t0) is not None and _float(s.get("pending_instants")) is not None
     ]
     return pd.DataFrame(rows, columns=["elapsed_s", "pending_instants"])
 

@@ -1,13 +1,13 @@
-"""Synthetic run directories written by hand, following docs/history.md and DESIGN.md."""
+"""Synthetic run directories written by hand, following docs/history.md and DESIGN.md.
+
+A uniquely named module (not conftest.py) so tests can import its constants without
+clashing with the other test folders' conftest modules."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from harness.metrics import compute_metrics
 
@@ -22,7 +22,7 @@ CHECK_NAMES = ["exactly_once", "timeline", "unique_keys"]
 Events = list[dict[str, Any]]
 
 
-def _event(t: float, kind: str, src: str = "coordinator", **fields: Any) -> dict[str, Any]:
+def event(t: float, kind: str, src: str = "coordinator", **fields: Any) -> dict[str, Any]:
     return {"t": T0 + t, "kind": kind, "src": src, **fields}
 
 
@@ -40,9 +40,9 @@ def _protocol(mode: str) -> Events:
         instant = f"2023111422{n:04d}"
         in_fault = SKEW["start_s"] <= start < SKEW["end_s"]
         completed = max(start + INTERVAL + (1.8 if in_fault else 0.3), requested + 0.1)
-        events.append(_event(requested, "instant_created", instant=instant, checkpoint_id=n))
+        events.append(event(requested, "instant_created", instant=instant, checkpoint_id=n))
         events += [
-            _event(
+            event(
                 requested,
                 "instant_request",
                 f"writer:{w}",
@@ -55,12 +55,12 @@ def _protocol(mode: str) -> Events:
             for w in range(WRITERS)
         ]
         if start == CRASH["start_s"]:
-            events.append(_event(start + 0.5, "rollback", instant=instant, reason="writer crash"))
+            events.append(event(start + 0.5, "rollback", instant=instant, reason="writer crash"))
             continue
         previous_done = completed
         rows = ROWS_PER_S * INTERVAL // (2 if in_fault else 1)
         events.append(
-            _event(
+            event(
                 completed,
                 "commit",
                 instant=instant,
@@ -76,7 +76,7 @@ def _protocol(mode: str) -> Events:
 
 def _faults() -> Events:
     return [
-        _event(
+        event(
             f["start_s"],
             "fault",
             "runner",
@@ -92,7 +92,7 @@ def _faults() -> Events:
 
 
 def history(mode: str) -> Events:
-    start = _event(
+    start = event(
         0.0,
         "run_start",
         "runner",
@@ -101,7 +101,7 @@ def history(mode: str) -> Events:
         warmup_s=WARMUP,
         duration_s=DURATION,
     )
-    end = _event(WARMUP + DURATION, "run_end", "runner", status="ok", error=None)
+    end = event(WARMUP + DURATION, "run_end", "runner", status="ok", error=None)
     body = sorted(_protocol(mode) + _faults(), key=lambda e: e["t"])
     return [start, *body, end]
 
@@ -179,54 +179,3 @@ def result(mode: str, events: Events, samples: Events) -> dict[str, Any]:
 
 
 SCENARIO_YAML = "name: blocking-vs-async\nwarmup_s: 5\nduration_s: 30\n"
-
-
-@pytest.fixture
-def make_run(tmp_path: Path) -> Callable[..., Path]:
-    """A complete run directory of the given instant mode."""
-
-    def make(mode: str = "async", name: str | None = None) -> Path:
-        root = tmp_path / (name or f"blocking-vs-async-20231114T220000-{mode}")
-        events = history(mode)
-        samples = series(events)
-        write_history(root / "history", events, samples)
-        (root / "scenario.yaml").write_text(SCENARIO_YAML)
-        (root / "result.json").write_text(json.dumps(result(mode, events, samples)))
-        return root
-
-    return make
-
-
-@pytest.fixture
-def failed_run(tmp_path: Path) -> Path:
-    """A run whose driver died at once: only run_start and run_end, verdict unknown."""
-    root = tmp_path / "smoke-20231114T220000"
-    events = [
-        _event(
-            0.0,
-            "run_start",
-            "runner",
-            run_id="r-failed",
-            scenario="smoke",
-            warmup_s=WARMUP,
-            duration_s=DURATION,
-        ),
-        _event(1.5, "run_end", "runner", status="error", error="driver exited with code 1"),
-    ]
-    write_history(root / "history", events, [])
-    (root / "result.json").write_text(
-        json.dumps(
-            {
-                "scenario": "smoke",
-                "run_id": "r-failed",
-                "variant": None,
-                "verdict": "unknown",
-                "error": "driver exited with code 1: java.net.BindException",
-                "checks": {},
-                "metrics": {"error": "ValueError: no commits"},
-                "faults": [],
-                "environment": {},
-            }
-        )
-    )
-    return root

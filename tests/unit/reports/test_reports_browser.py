@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CHECK_NAMES
+from reports_rundirs import CHECK_NAMES
 
 from reports import render_run
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CHECK_NAMES, SKEW_LABEL, T0
+from reports_rundirs import CHECK_NAMES, SKEW_LABEL, T0
 
 from reports import render_run
 from reports.plot_run import max_overlap
