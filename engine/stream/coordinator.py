@@ -1,10 +1,12 @@
 """The stream write coordinator (lives in the driver; Hudi's StreamWriteOperatorCoordinator).
 
-Two single-thread executors, as in Hudi 1.1:
-* "meta-event-handle": events, snapshots, commits and recovery, strictly in arrival order,
+Single-thread executors, as in Hudi 1.1:
+* "meta-event-handle": events, snapshots, ACKs and recovery, strictly in arrival order,
   so an ACK is always handled after every event that was accepted before it;
 * "instant-request": instant creation, so a blocking-mode wait for earlier commits never
-  stalls the commits it waits for.
+  stalls the commits it waits for;
+* "instant-commit" (not in Hudi): the commits an ACK triggers, serially and ascending, so
+  a hanging commit does not hold up the next checkpoint's snapshot in async mode.
 Shared state (event buffers, instant cache) is guarded by one lock.
 """
 
@@ -41,6 +43,14 @@ READY, PENDING, ERROR, OK = "READY", "PENDING", "ERROR", "OK"
 
 def _no_fault(point: str, info: dict[str, Any]) -> None:
     """Default fault hook: no fault."""
+
+
+def _settle(target: Future[None], source: Future[None]) -> None:
+    error = source.exception()
+    if error is None:
+        target.set_result(None)
+    else:
+        target.set_exception(error)
 
 
 @dataclass(frozen=True)
@@ -99,10 +109,12 @@ class Coordinator:
         self._ack_times: dict[int, float] = {}
         self._attempts: dict[tuple[int, int], int] = {}  # (task, ckp) -> newest attempt
         self._awaiting_bootstrap: set[int] = set()
+        self._dispatched: set[int] = set()  # handed to the commit thread, not yet removed
         self._failure: BaseException | None = None
         self._ignored_events = 0
         self._meta = ThreadPoolExecutor(1, thread_name_prefix="meta-event-handle")
         self._instant_exec = ThreadPoolExecutor(1, thread_name_prefix="instant-request")
+        self._committer = ThreadPoolExecutor(1, thread_name_prefix="instant-commit")
 
     # ------------------------------------------------------------------ instant requests
     def request_instant(
@@ -224,7 +236,7 @@ class Coordinator:
         if commit_now is not None:
             # Restored writers re-sent a batch Spark had already committed: commit it now
             # rather than at the next ACK, which blocking mode would never reach.
-            self._commit_entries([commit_now], ack_time=time.monotonic())
+            self._dispatch([commit_now], time.monotonic())
 
     # ------------------------------------------------------------------ checkpoints
     def snapshot(self, checkpoint_id: int, timeout_s: float | None = None) -> dict[str, Any]:
@@ -244,14 +256,29 @@ class Coordinator:
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> Future[None]:
         """ACK: checkpoint ``checkpoint_id`` is durable. Commits asynchronously; the
-        returned future fails if a commit failed (the coordinator then stays failed)."""
+        returned future is done when the commits are, and fails if one failed (the
+        coordinator then stays failed)."""
         received = time.monotonic()
-        return self._meta.submit(self._on_ack, checkpoint_id, received)
+        done: Future[None] = Future()
+
+        def on_ack() -> None:
+            try:
+                commits = self._on_ack(checkpoint_id, received)
+            except BaseException as e:
+                done.set_exception(e)
+                return
+            if commits is None:
+                done.set_result(None)
+            else:
+                commits.add_done_callback(lambda f: _settle(done, f))
+
+        self._meta.submit(on_ack)
+        return done
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         """Nothing to discard: the next completed checkpoint subsumes this one."""
 
-    def _on_ack(self, checkpoint_id: int, received: float) -> None:
+    def _on_ack(self, checkpoint_id: int, received: float) -> Future[None] | None:
         self._raise_if_failed()
         with self._lock:
             stale = checkpoint_id <= self._last_ack
@@ -267,14 +294,30 @@ class Coordinator:
         action = "stale_replay" if stale else "delivered"
         self.recorder("ack", {"checkpoint_id": checkpoint_id, "action": action})
         if stale:
-            return
-        self.fault_hook("after_ack_before_commit", {"checkpoint_id": checkpoint_id})
-        self._commit_entries(entries, ack_time=received)
+            return None
+        return self._dispatch(entries, received, checkpoint_id)
 
-    def _commit_entries(self, entries: list[BufferEntry], ack_time: float) -> None:
-        for entry in entries:
+    def _dispatch(
+        self, entries: list[BufferEntry], ack_time: float, ack_id: int | None = None
+    ) -> Future[None]:
+        """Hand entries to the commit thread. Commits run there, serially and in order,
+        so a slow commit never holds up events or the next snapshot (async mode's point:
+        batch n+1 proceeds while batch n commits)."""
+        with self._lock:
+            entries = [e for e in entries if e.checkpoint_id not in self._dispatched]
+            self._dispatched.update(e.checkpoint_id for e in entries)
+        return self._committer.submit(self._commit_entries, entries, ack_time, ack_id)
+
+    def _commit_entries(
+        self, entries: list[BufferEntry], ack_time: float, ack_id: int | None = None
+    ) -> None:
+        if ack_id is not None:
+            self.fault_hook("after_ack_before_commit", {"checkpoint_id": ack_id})
+        for i, entry in enumerate(entries):
             buf = entry.buffer
             if not buf.is_ready():
+                with self._lock:  # a later ACK may try these again
+                    self._dispatched.difference_update(e.checkpoint_id for e in entries[i:])
                 missing = [i for i, e in enumerate(buf.slots) if e is None or not e.last_batch]
                 self.recorder(
                     "commit_failed",
@@ -361,6 +404,7 @@ class Coordinator:
         with self._lock:
             if entry.checkpoint_id in self._buffers:
                 self._buffers.remove(entry.checkpoint_id)
+            self._dispatched.discard(entry.checkpoint_id)
             # Forget settled checkpoints so these maps stay small.
             for key in [k for k in self._attempts if k[1] <= entry.checkpoint_id]:
                 del self._attempts[key]
@@ -414,8 +458,9 @@ class Coordinator:
                 )
                 raise self._fail(entry, err)
             table_port.adopt(self.table, entry.instant)
-            self._buffers.put(entry)
-            self._commit(entry, ack_time=now)
+            with self._lock:
+                self._buffers.put(entry)
+            self._dispatch([entry], now).result()
             recommitted.append(entry.instant)
         restored_instants = {e.instant for e in restored}
         for instant, ckp in table_port.pending_stream_instants(self.table):
@@ -463,9 +508,11 @@ class Coordinator:
             }
 
     def drain(self, timeout_s: float | None = None) -> None:
-        """Wait until every queued event, snapshot and ACK has been handled."""
+        """Wait until every queued event, snapshot, ACK and commit has been handled."""
         self._meta.submit(lambda: None).result(timeout=timeout_s)
+        self._committer.submit(lambda: None).result(timeout=timeout_s)
 
     def close(self) -> None:
-        self._instant_exec.shutdown(wait=False, cancel_futures=True)
-        self._meta.shutdown(wait=True, cancel_futures=True)
+        """Stop accepting work; a commit that is running finishes in the background."""
+        for executor in (self._instant_exec, self._meta, self._committer):
+            executor.shutdown(wait=False, cancel_futures=True)

@@ -15,14 +15,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
-from stream_fake_table import Table
 
-from engine.config import Safety
+from engine.config import Safety, TableConfig
+from engine.storage import Storage
 from engine.stream.coordinator import Coordinator
 from engine.stream.recorder import ListRecorder
 from engine.stream.state import CheckpointStateStore, EpochStore, WriterStateStore
 from engine.stream.transport.local import LocalClient
 from engine.stream.writer import WriterTask
+from engine.table import Table
 
 
 class Crash(BaseException):
@@ -70,7 +71,10 @@ class StreamHarness:
         client_factory: Callable[[Coordinator], Any] = LocalClient,
     ) -> None:
         self.root = root
-        self.table = Table.create(os.path.join(root, "table"))
+        self.table = Table.create(
+            os.path.join(root, "table"), TableConfig(key_field="id", file_groups=4), max_skew_ms=1
+        )
+        self.state = Storage(os.path.join(root, "state"))
         self.parallelism = parallelism
         self.mode = mode
         self.safety = safety or Safety()
@@ -78,7 +82,7 @@ class StreamHarness:
         self.commit_ack_timeout_s = commit_ack_timeout_s
         self.client_factory = client_factory
         self.recorder = ListRecorder()
-        self.writer_state = WriterStateStore(os.path.join(root, "state", "writers"))
+        self.writer_state = WriterStateStore(self.state, "writers")
         self.coordinator = self.new_coordinator()
         self.batch = -1
         self.spark_committed = -1  # last batch Spark durably recorded
@@ -97,8 +101,8 @@ class StreamHarness:
             safety=self.safety,
             commit_ack_timeout_s=self.commit_ack_timeout_s,
             recorder=self.recorder,
-            state_store=CheckpointStateStore(os.path.join(self.root, "state", "coordinator")),
-            epoch_store=EpochStore(os.path.join(self.table.path, ".hoodie/coordinator/epoch")),
+            state_store=CheckpointStateStore(self.state, "coordinator"),
+            epoch_store=EpochStore(self.table.storage),
             **kwargs,
         )
 
@@ -197,6 +201,11 @@ class StreamHarness:
             f"lost {sorted(set(self.expected) - set(visible))[:10]}, "
             f"extra {sorted(set(visible) - set(self.expected))[:10]}"
         )
+
+    def commit_epochs(self) -> list[int]:
+        """Coordinator epoch of every completed stream instant, in completion order."""
+        tl = self.table.timeline.reload()
+        return [tl.read_metadata(i)["epoch"] for i in tl.completed()]
 
     def commits(self) -> list[dict[str, Any]]:
         return self.recorder.of_kind("commit")

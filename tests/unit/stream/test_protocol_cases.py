@@ -1,0 +1,223 @@
+"""DESIGN.md public cases 5-7, WriteMeta restore at every seam, failovers, blocking vs
+async, fencing; each safety switch off shows the loss or duplicate it prevents."""
+
+import threading
+
+import pytest
+from stream_harness import Crash, StreamHarness, block_at, crash_at, ids
+
+from engine.config import Safety
+from engine.errors import FencedError
+from engine.stream.errors import StreamError
+from engine.stream.writer import FAULT_POINTS
+
+
+def batch_ids(h: StreamHarness, b: int) -> set[int]:
+    return set(h.batch_rows[b])
+
+
+def commits_per_instant(h: StreamHarness) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in h.commits():
+        out[c["instant"]] = out.get(c["instant"], 0) + 1
+    return out
+
+
+# ---------------------------------------------------------------- case 5: writer crash
+@pytest.mark.parametrize("point", FAULT_POINTS)
+def test_case5_writer_crash_task_retry(tmp_path, point):
+    h = StreamHarness(str(tmp_path))
+    h.run_batch()
+    b = h.start_batch(fault_hooks={1: crash_at(point)})
+    h.consume(0, ids(b, 0, 12))
+    with pytest.raises(Crash):
+        h.consume(1, ids(b, 1, 12))
+    h.subtask_fails(1)  # attempt 1: empty bootstrap voids what attempt 0 reported
+    h.consume(1, ids(b, 1, 12))
+    h.checkpoint()
+    h.checkpoint_complete(b)
+    h.assert_exactly_once()
+    if point != "before_flush":  # the crashed attempt left files nobody references
+        assert h.table.orphan_files()
+
+
+@pytest.mark.parametrize("point", FAULT_POINTS)
+def test_case5_writer_crash_global_failover_replays_batch(tmp_path, point):
+    h = StreamHarness(str(tmp_path))
+    h.run_batch()
+    b = h.start_batch(fault_hooks={1: crash_at(point)})
+    h.consume(0, ids(b, 0, 12))
+    with pytest.raises(Crash):
+        h.consume(1, ids(b, 1, 12))
+    summary = h.job_failover()  # the query restarts from the last checkpoint
+    assert len(summary["rolled_back"]) == 1  # the crashed batch's instant
+    assert h.run_batch(rows_per_task=12) == b  # Spark replays the same batch
+    h.assert_exactly_once()
+
+
+# ---------------------------------------------------------------- case 6: coordinator crash
+@pytest.mark.parametrize("point", ["after_ack_before_commit", "mid_commit", "after_commit"])
+@pytest.mark.parametrize("drop_previous_ack", [False, True])
+def test_case6_coordinator_crash_after_ack(tmp_path, point, drop_previous_ack):
+    h = StreamHarness(str(tmp_path))
+    h.run_batch()
+    h.run_batch(ack=not drop_previous_ack)
+    b = h.run_batch(ack=False)
+    h.set_coordinator_fault(crash_at(point))
+    with pytest.raises(Crash):
+        h.checkpoint_complete(b)
+    summary = h.restart_coordinator()
+    if drop_previous_ack:  # batch b-1's instant came back from the coordinator snapshot
+        assert len(summary["recommitted"] + summary["skipped"]) == 1
+        # after_commit: the completed instant was written before the crash
+        assert (len(summary["skipped"]) == 1) == (point == "after_commit")
+    h.run_batch()  # restored writers re-send batch b; then ACK
+    h.assert_exactly_once()
+    assert set(commits_per_instant(h).values()) == {1}
+    assert h.coordinator.pending_instants() == 0
+
+
+# ---------------------------------------------------------------- case 7: dropped / stale ACK
+def test_case7_dropped_ack_subsumed_then_stale_ack_is_noop(tmp_path):
+    h = StreamHarness(str(tmp_path))
+    h.run_batch()
+    b1 = h.run_batch(ack=False)  # ACK dropped
+    h.run_batch()  # ACK n+1 commits both, in order
+    commits = h.commits()
+    assert [c["checkpoint_id"] for c in commits] == [-1, 0, 1]
+    assert [c["completed"] for c in commits] == sorted(c["completed"] for c in commits)
+    h.checkpoint_complete(b1)  # stale replay
+    assert len(h.commits()) == 3
+    assert h.recorder.of_kind("ack")[-1] == {"checkpoint_id": b1, "action": "stale_replay"}
+    h.assert_exactly_once()
+
+
+def test_case7_without_subsume_acks_a_dropped_ack_loses_its_batch(tmp_path):
+    h = StreamHarness(str(tmp_path), safety=Safety(subsume_acks=False))
+    h.run_batch()
+    b1 = h.run_batch(ack=False)
+    h.run_batch()
+    h.checkpoint_complete(b1)  # even the stale ACK does not bring it back
+    assert set(h.visible_ids()) == set(h.expected) - batch_ids(h, b1)
+
+
+# ---------------------------------------------------------------- WriteMeta restore seams
+def test_restore_after_coordinator_snapshot(tmp_path):
+    h = StreamHarness(str(tmp_path))
+    h.run_batch()
+    h.run_batch(ack=False)
+    h.set_coordinator_fault(crash_at("after_coordinator_snapshot"))
+    with pytest.raises(Crash):
+        h.start_batch()
+    h.restart_coordinator()
+    h.run_batch()
+    h.assert_exactly_once()
+
+
+def test_restore_after_writers_sent_metadata_before_spark_recorded_batch(tmp_path):
+    h = StreamHarness(str(tmp_path))
+    h.run_batch()
+    b = h.start_batch()
+    for task in range(h.parallelism):
+        h.consume(task, ids(b, task, 9))
+        h.writers[task].end_of_checkpoint()  # events sent, but the driver dies first
+    summary = h.restart_coordinator()
+    assert len(summary["rolled_back"]) == 1
+    assert h.run_batch() == b
+    h.assert_exactly_once()
+
+
+def test_restore_after_spark_recorded_batch_before_ack(tmp_path):
+    h = StreamHarness(str(tmp_path))
+    h.run_batch()
+    h.run_batch(ack=False)
+    h.restart_coordinator()
+    assert h.coordinator.status()["awaiting_bootstrap"] == [0]
+    h.run_batch()
+    h.assert_exactly_once()
+
+
+def test_restore_after_part_of_multi_instant_commit(tmp_path):
+    h = StreamHarness(str(tmp_path))
+    h.run_batch()
+    h.run_batch(ack=False)
+    b = h.run_batch(ack=False)
+    h.set_coordinator_fault(crash_at("after_commit"))  # first of two instants committed
+    with pytest.raises(Crash):
+        h.checkpoint_complete(b)
+    summary = h.restart_coordinator()
+    assert len(summary["skipped"]) == 1
+    h.run_batch()
+    h.assert_exactly_once()
+    assert set(commits_per_instant(h).values()) == {1}
+
+
+@pytest.mark.parametrize("coordinator_state", [True, False])
+def test_dropped_ack_then_crash_after_next_ack(tmp_path, coordinator_state):
+    h = StreamHarness(str(tmp_path), safety=Safety(coordinator_state=coordinator_state))
+    h.run_batch()
+    b1 = h.run_batch(ack=False)
+    b2 = h.run_batch(ack=False)
+    h.set_coordinator_fault(crash_at("after_ack_before_commit"))
+    with pytest.raises(Crash):
+        h.checkpoint_complete(b2)
+    h.restart_coordinator()
+    h.run_batch()
+    if coordinator_state:
+        h.assert_exactly_once()
+    else:  # batch b1 was only in the coordinator's memory: lost
+        assert set(h.visible_ids()) == set(h.expected) - batch_ids(h, b1)
+
+
+# ---------------------------------------------------------------- blocking vs async
+@pytest.mark.parametrize("mode", ["blocking", "async"])
+def test_hanging_commit_blocking_times_out_async_progresses(tmp_path, mode):
+    h = StreamHarness(str(tmp_path), mode=mode, commit_ack_timeout_s=0.5)
+    h.run_batch()
+    b = h.run_batch(ack=False)
+    release, reached = threading.Event(), threading.Event()
+    h.set_coordinator_fault(block_at("after_ack_before_commit", release, reached))
+    ack = h.coordinator.notify_checkpoint_complete(b)
+    assert reached.wait(5)
+    nb = h.start_batch()
+    if mode == "blocking":
+        with pytest.raises(StreamError, match=r"Timeout while waiting for instants \['\d{17}'\]"):
+            h.consume(0, ids(nb, 0, 12))
+        release.set()
+        ack.result(5)
+        h.assert_exactly_once()
+        return
+    for task in range(h.parallelism):
+        h.consume(task, ids(nb, task, 12))  # writes while the previous commit hangs
+    h.checkpoint()
+    release.set()
+    ack.result(5)
+    h.checkpoint_complete(nb)
+    h.assert_exactly_once()
+
+
+# ---------------------------------------------------------------- fencing
+@pytest.mark.parametrize("fencing", [True, False])
+def test_zombie_coordinator_is_fenced(tmp_path, fencing):
+    h = StreamHarness(str(tmp_path), safety=Safety(fencing=fencing))
+    h.run_batch()
+    b = h.run_batch(ack=False)
+    release, reached = threading.Event(), threading.Event()
+    h.set_coordinator_fault(block_at("after_ack_before_commit", release, reached))
+    zombie_ack = h.coordinator.notify_checkpoint_complete(b)  # then the driver is paused
+    assert reached.wait(5)
+    zombie = h.coordinator
+    h.restart_coordinator(close_old=False)  # a new driver takes over
+    release.set()  # SIGCONT: the old one resumes its commit
+    if fencing:
+        with pytest.raises(FencedError):
+            zombie_ack.result(5)
+        h.run_batch()
+        h.assert_exactly_once()
+        assert zombie.epoch not in h.commit_epochs()[1:]
+    else:
+        zombie_ack.result(5)  # the stale coordinator wrote to the timeline after takeover
+        assert zombie.epoch in h.commit_epochs()[1:]
+        with pytest.raises(StreamError):
+            h.run_batch()  # the new coordinator finds its instant taken from under it
+    zombie.close()
