@@ -48,16 +48,31 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress display")] = False,
 ) -> None:
     """Run a scenario (each matrix variant once) and check it."""
-    from harness.runner.run import run_scenario  # pulls in pyspark: only when running
+    # The CLI is the shell over every layer: the runner (pyspark) and the reports.
+    from harness.runner.run import run_scenario
+    from reports import render_run
 
     loaded = _load(scenario, set_)
     worst = EXIT_VALID
     for variant, resolved in expand_matrix(loaded):
         outcome = run_scenario(resolved, out_dir, variant or None, quiet)
+        render_run(outcome.paths.root)
         code = VERDICT_EXIT.get(outcome.verdict, EXIT_ERROR)
         worst = max(worst, code)
         _print_summary(outcome.paths.root, outcome.result)
     raise typer.Exit(worst)
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
+    """Render report.html and report.md of a run directory (from its result files)."""
+    from reports import render_run
+
+    if not (run_dir / "result.json").exists():
+        err.print(f"{run_dir}: not a run directory (no result.json)")
+        raise typer.Exit(EXIT_ERROR)
+    html, md = render_run(run_dir)
+    out.print(f"{html}\n{md}")
 
 
 def _print_summary(root: Path, result: dict) -> None:

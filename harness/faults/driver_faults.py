@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +14,7 @@ from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.faults.skew import SkewApplier
 from harness.history import HistoryWriter
+from harness.run_clock import RunClock
 
 STALE_REPLAY_AFTER_S = 5.0
 
@@ -23,12 +23,12 @@ class DriverFaults:
     def __init__(
         self,
         occurrences: list[Occurrence],
-        t0: float,
+        clock: RunClock,
         history: HistoryWriter,
         fired: FiredLog,
     ) -> None:
         self.occ = occurrences
-        self.t0 = t0
+        self.clock = clock
         self.history = history
         self.fired = fired
         self._lock = threading.Lock()
@@ -42,12 +42,12 @@ class DriverFaults:
                 if o.kind == "clock_skew" and o.target in ("coordinator", "all")
             ],
             {"coordinator": self.coordinator_clock},
-            t0,
+            clock,
             history,
         )
 
     def elapsed(self) -> float:
-        return time.time() - self.t0
+        return self.clock.elapsed()
 
     def _record(self, o: Occurrence, applied: bool, **evidence: Any) -> None:
         now = self.elapsed()

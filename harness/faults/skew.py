@@ -8,6 +8,7 @@ import time
 from engine.clock import AdjustableClock
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
+from harness.run_clock import RunClock
 
 
 class SkewApplier(threading.Thread):
@@ -18,13 +19,13 @@ class SkewApplier(threading.Thread):
         self,
         occurrences: list[Occurrence],
         clocks: dict[str, AdjustableClock],
-        t0: float,
+        clock: RunClock,
         history: HistoryWriter,
     ) -> None:
         super().__init__(name="clock-skew", daemon=True)
         self.pending = sorted(occurrences, key=lambda o: o.at_s)
         self.clocks = clocks
-        self.t0 = t0
+        self.clock = clock
         self.history = history
         self.active: list[Occurrence] = []
         self._stop = threading.Event()
@@ -48,7 +49,7 @@ class SkewApplier(threading.Thread):
                 fault_kind="clock_skew",
                 label=o.label,
                 target=name,
-                start_s=round(time.time() - self.t0, 3),
+                start_s=round(self.clock.elapsed(), 3),
                 end_s=o.end_s,
                 applied=True,
                 evidence={
@@ -69,7 +70,7 @@ class SkewApplier(threading.Thread):
 
     def run(self) -> None:
         while not self._stop.wait(0.05):
-            now = time.time() - self.t0
+            now = self.clock.elapsed()
             for o in [o for o in self.pending if o.at_s <= now]:
                 self.pending.remove(o)
                 if o.end_s <= now:

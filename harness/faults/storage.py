@@ -12,6 +12,7 @@ from typing import Any
 from engine.storage import Storage
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
+from harness.run_clock import RunClock
 
 # Scenario op names -> the engine's hook op names.
 OPS = {"get": "read", "put": "put", "list": "list", "rename": "rename", "delete": "delete"}
@@ -26,7 +27,7 @@ class StorageFaults:
     def __init__(
         self,
         occurrences: list[Occurrence],
-        t0: float,
+        clock: RunClock,
         history: HistoryWriter,
         base_latency_ms: float = 0.0,
         target: str | None = None,
@@ -34,7 +35,7 @@ class StorageFaults:
         self.latency = [o for o in occurrences if o.kind == "storage_latency"]
         self.errors = [o for o in occurrences if o.kind == "storage_error"]
         self.torn = [o for o in occurrences if o.kind == "torn_file" and o.target == target]
-        self.t0 = t0
+        self.clock = clock
         self.history = history
         self.base_latency_s = base_latency_ms / 1000.0
         self._hits: dict[str, int] = {}
@@ -56,7 +57,7 @@ class StorageFaults:
             return True
 
     def _record(self, o: Occurrence, **evidence: Any) -> None:
-        now = round(time.time() - self.t0, 3)
+        now = round(self.clock.elapsed(), 3)
         self.history.record(
             "fault",
             fault_kind=o.kind,
@@ -69,7 +70,7 @@ class StorageFaults:
         )
 
     def _before(self, op: str, path: str) -> None:
-        elapsed = time.time() - self.t0
+        elapsed = self.clock.elapsed()
         delay = self.base_latency_s
         for o in self.latency:
             ops = o.params.get("ops")
@@ -85,7 +86,7 @@ class StorageFaults:
     def _after_write(self, path: str) -> None:
         if not path.endswith(DATA_SUFFIX):
             return
-        elapsed = time.time() - self.t0
+        elapsed = self.clock.elapsed()
         for o in self.torn:
             if o.at_s <= elapsed and self._take(o):
                 size = os.path.getsize(path)

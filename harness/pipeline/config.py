@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,18 +40,7 @@ class DriverConfig:
     # Files the runner and driver use to talk: stop request and live status.
     stop_file: str = ""
     status_file: str = ""
-    t0_file: str = ""  # the source's time origin, fixed at the first query start
-
-    def source_t0(self) -> float:
-        """Read the run's time origin, or fix it now (first start of the query)."""
-        path = Path(self.t0_file)
-        if path.exists():
-            return float(path.read_text())
-        t0 = time.time()
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(repr(t0))
-        os.replace(tmp, path)
-        return t0
+    t0_file: str = ""  # the run's time origin (harness.run_clock)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2))

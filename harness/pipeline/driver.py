@@ -23,6 +23,7 @@ from harness.pipeline.config import DriverConfig
 from harness.pipeline.session import build_session
 from harness.pipeline.sinks import make_sink
 from harness.pipeline.source import SOURCE_NAME, EventSource
+from harness.run_clock import RunClock
 
 STATUS_EVERY_S = 0.5
 
@@ -50,9 +51,8 @@ def run(cfg: DriverConfig) -> int:
     _warm_up(spark, cfg.writers)
     restored = last_committed_batch(cfg.checkpoint_dir)
     history.record("driver_start", pid=os.getpid(), restored_batch=restored)
-    t0 = cfg.source_t0()
     occurrences = [Occurrence.from_dict(o) for o in cfg.faults]
-    faults = DriverFaults(occurrences, t0, history, FiredLog(cfg.fired_dir))
+    faults = DriverFaults(occurrences, RunClock(cfg.t0_file), history, FiredLog(cfg.fired_dir))
     sink = make_sink(cfg, history, restored, faults)
     faults.start()
 
@@ -60,7 +60,7 @@ def run(cfg: DriverConfig) -> int:
         spark.readStream.format(SOURCE_NAME)
         .option("spec", json.dumps(cfg.event_spec))
         .option("rate", json.dumps(cfg.rate))
-        .option("t0", str(t0))
+        .option("t0_file", cfg.t0_file)
         .option("run_s", str(cfg.run_s))
         .load()
     )

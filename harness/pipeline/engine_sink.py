@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from dataclasses import asdict
 from typing import Any
 
 from engine.config import Safety
 from engine.stream.coordinator import Coordinator
 from engine.stream.state import CheckpointStateStore, EpochStore
-from engine.stream.transport.rpc import RpcServer
+from engine.stream.transport.rpc import CoordinatorServer
 from engine.table import Table
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.storage import StorageFaults
@@ -61,7 +62,7 @@ class EngineSink:
         )
         StorageFaults(
             [o for o in faults.occ if o.kind != "torn_file"],
-            faults.t0,
+            faults.clock,
             history,
             cfg.storage_latency_ms,
         ).install(self.table.storage)
@@ -80,14 +81,13 @@ class EngineSink:
         self._restore_pending = restored is not None
         if restored is not None:
             self.coordinator.restore(restored)
-        self.server = RpcServer(self.coordinator, host=cfg.rpc_host, secret=cfg.secret.encode())
-        self.server.start()
+        self.server = CoordinatorServer(self.coordinator, host=cfg.rpc_host, secret=cfg.secret)
+        self.endpoint = self.server.start()
         self._acks: list[Any] = []
 
     def process_batch(self, df, batch_id: int) -> None:
         # The coordinator snapshots before the writers do (FLINK-16986).
         self.coordinator.snapshot(batch_id)
-        host, port = self.server.address
         task_cfg = TaskConfig(
             batch_id=batch_id,
             checkpoint_id=batch_id - 1,
@@ -95,13 +95,11 @@ class EngineSink:
             table_path=self.cfg.table_path,
             state_dir=WRITER_STATE_DIR,
             history_dir=self.cfg.history_dir,
-            rpc_host=host,
-            rpc_port=port,
-            secret=self.cfg.secret,
+            endpoint=asdict(self.endpoint),
             op=self.cfg.op,
             write_batch_rows=self.cfg.write_batch_rows,
             safety=self.cfg.safety,
-            t0=self.faults.t0,
+            t0=self.faults.clock.t0,
             crash_points=self.faults.crash_points(batch_id),
             storage_faults=[o.to_dict() for o in self.faults.occ if o.kind in STORAGE_KINDS],
             storage_latency_ms=self.cfg.storage_latency_ms,

@@ -17,16 +17,17 @@ from pyspark import TaskContext
 
 from engine.config import Safety
 from engine.stream.state import WriterStateStore
-from engine.stream.transport.rpc import RpcClient
+from engine.stream.transport.rpc import Endpoint, RpcCoordinatorClient
 from engine.stream.writer import WriterTask
 from engine.table import Table
 from harness.faults.schedule import Occurrence
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
 from harness.pipeline.raw_sink import task_result
+from harness.run_clock import RunClock
 
 _TABLES: dict[str, Table] = {}
-_CLIENTS: dict[tuple[str, int], RpcClient] = {}
+_CLIENTS: dict[Endpoint, RpcCoordinatorClient] = {}
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,7 @@ class TaskConfig:
     table_path: str
     state_dir: str
     history_dir: str
-    rpc_host: str
-    rpc_port: int
-    secret: str
+    endpoint: dict[str, Any]  # engine.stream.transport.rpc.Endpoint: host, port, secret
     op: str
     write_batch_rows: int
     safety: dict[str, bool]
@@ -61,18 +60,21 @@ def _table(cfg: TaskConfig, task: int, history: HistoryWriter) -> Table:
         table = Table.open(cfg.table_path, safety=Safety(**cfg.safety), writer_id=f"writer:{task}")
         occurrences = [Occurrence.from_dict(o) for o in cfg.storage_faults]
         StorageFaults(
-            occurrences, cfg.t0, history, cfg.storage_latency_ms, target=f"writer:{task}"
+            occurrences,
+            RunClock(t0=cfg.t0),
+            history,
+            cfg.storage_latency_ms,
+            target=f"writer:{task}",
         ).install(table.storage)
         _TABLES[key] = table
     return table.reload()
 
 
-def _client(cfg: TaskConfig) -> RpcClient:
-    key = (cfg.rpc_host, cfg.rpc_port)
-    client = _CLIENTS.get(key)
+def _client(cfg: TaskConfig) -> RpcCoordinatorClient:
+    endpoint = Endpoint(**cfg.endpoint)
+    client = _CLIENTS.get(endpoint)
     if client is None:
-        client = RpcClient((cfg.rpc_host, cfg.rpc_port), cfg.secret.encode())
-        _CLIENTS[key] = client
+        client = _CLIENTS[endpoint] = RpcCoordinatorClient(endpoint)
     return client
 
 

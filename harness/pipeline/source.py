@@ -14,6 +14,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from harness.pipeline.events import SPARK_SCHEMA, EventSpec, generate
 from harness.pipeline.rates import rate_law
+from harness.run_clock import RunClock
 
 SOURCE_NAME = "instantbench_events"
 
@@ -27,14 +28,14 @@ class EventStreamReader(DataSourceStreamReader):
     def __init__(self, options: dict[str, str]) -> None:
         self.spec = EventSpec(**json.loads(options["spec"]))
         self.law = rate_law(json.loads(options["rate"]), float(options["run_s"]))
-        self.t0 = float(options["t0"])
+        self.clock = RunClock(options["t0_file"])
 
     def initialOffset(self) -> dict:
-        return {"offset": 0, "t": self.t0}
+        return {"offset": 0, "t": self.clock.start()}
 
     def latestOffset(self, start: dict, limit=None) -> dict:
         now = time.time()
-        offset = self.law.next_offset(int(start["offset"]), now - self.t0)
+        offset = self.law.next_offset(int(start["offset"]), now - self.clock.start())
         if offset == start["offset"]:
             return start
         return {"offset": offset, "t": now}

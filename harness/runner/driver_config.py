@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import secrets
-
+from engine.stream.transport.rpc import Endpoint
 from harness.faults.schedule import Occurrence, expand
 from harness.pipeline.config import DriverConfig
 from harness.pipeline.events import EventSpec
@@ -62,7 +61,7 @@ def driver_config(
         max_skew_ms=int(eng.truetime.max_skew_ms),
         commit_ack_timeout_s=eng.commit_ack_timeout_s,
         safety=eng.safety.model_dump(),
-        secret=secrets.token_hex(16),
+        secret=Endpoint.new_secret(),
         faults=[o.to_dict() for o in fault_occurrences(scenario)],
         storage_latency_ms=scenario.table.storage.latency_ms,
         fired_dir=str(paths.control / "fired"),

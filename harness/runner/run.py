@@ -12,6 +12,7 @@ from harness.faults.fired import FiredLog
 from harness.faults.skew import SkewApplier
 from harness.history import HistoryWriter, append_series
 from harness.pipeline.rates import rate_law
+from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
 from harness.runner.driver_config import driver_config, fault_occurrences
 from harness.runner.progress import RunProgress
@@ -68,7 +69,7 @@ def _runner_skew(scenario, background: Background, t0: float, history) -> SkewAp
         for o in fault_occurrences(scenario)
         if o.kind == "clock_skew" and (o.target in clocks or o.target == "all")
     ]
-    return SkewApplier(skews, clocks, t0, history)
+    return SkewApplier(skews, clocks, RunClock(t0=t0), history)
 
 
 def run_scenario(
