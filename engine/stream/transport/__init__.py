@@ -2,5 +2,22 @@
 
 from engine.stream.transport.base import CoordinatorClient, InstantGrant, poll_instant
 from engine.stream.transport.local import LocalClient
+from engine.stream.transport.rpc import (
+    CoordinatorServer,
+    Endpoint,
+    RpcCoordinatorClient,
+    RpcLeaseClient,
+    rpc_lock,
+)
 
-__all__ = ["CoordinatorClient", "InstantGrant", "LocalClient", "poll_instant"]
+__all__ = [
+    "CoordinatorClient",
+    "CoordinatorServer",
+    "Endpoint",
+    "InstantGrant",
+    "LocalClient",
+    "RpcCoordinatorClient",
+    "RpcLeaseClient",
+    "poll_instant",
+    "rpc_lock",
+]
