@@ -1,0 +1,453 @@
+"""The cluster backend interface: start a Spark master and N workers, hand out the master
+URL, inject worker faults, tear everything down.
+
+Every backend binds loopback addresses only: the master on 127.0.0.10 (by default), worker
+n on 127.0.0.(10+n), each with its own address (DESIGN.md, practical notes). Nothing here
+imports pyspark or the harness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import threading
+import time
+import urllib.request
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+MASTER_HOST = "127.0.0.10"
+MASTER_PORT = 7077
+WEB_PORT = 8080
+WORKER_WEB_PORT = 8081
+START_TIMEOUT_S = 120.0
+# Worker clocks (libfaketime): a file per worker holds its offset, re-read every second.
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+FAKETIME_CACHE_S = 1
+# Env marker carried by every process a cluster starts (inherited by executors and their
+# Python workers): down() finds stragglers by it.
+CLUSTER_ENV = "INSTANTBENCH_CLUSTER_ID"
+OWNER_ENV = "INSTANTBENCH_CLUSTER_OWNER"
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be started, reached or changed."""
+
+
+@dataclass
+class WorkerInfo:
+    index: int  # 1-based: the N of a fault's `target: worker:N`
+    host: str  # its own loopback address
+    pid: int | None = None  # standalone: the worker JVM (leader of its process group);
+    #                         docker: the container's main process as seen from the host
+    container: str | None = None  # docker: the container id
+    name: str | None = None  # docker: the container name
+    state: str = "running"  # running | paused | killed
+    clock_offset_ms: float | None = None  # None: no libfaketime in this worker
+
+
+@dataclass
+class ClusterInfo:
+    backend: str
+    cluster_id: str
+    master_url: str  # spark://127.0.0.10:7077
+    web_url: str  # http://127.0.0.10:8080
+    work_dir: str
+    workers: list[WorkerInfo]
+    master_pid: int | None = None
+    master_container: str | None = None
+    owner_pid: int | None = None  # the process that started it (None: started by hand)
+    # What the driver must use for this cluster: Spark settings (merge them into the
+    # session's config) and environment variables of the driver process (PYSPARK_PYTHON:
+    # PySpark ships the driver's PYSPARK_PYTHON to executors as the Python to run).
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    driver_env: dict[str, str] = field(default_factory=dict)
+    mounts: list[str] = field(default_factory=list)
+    image: str | None = None  # docker: the image the containers run
+    cores_per_worker: int = 1
+
+    def worker(self, n: int) -> WorkerInfo:
+        for w in self.workers:
+            if w.index == n:
+                return w
+        raise ClusterError(f"no worker:{n}; this cluster has workers 1..{len(self.workers)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClusterInfo:
+        data = dict(data)
+        data["workers"] = [WorkerInfo(**w) for w in data.get("workers", [])]
+        return cls(**data)
+
+
+def worker_host(master_host: str, n: int) -> str:
+    """127.0.0.10 -> worker 1 on 127.0.0.11, worker 2 on 127.0.0.12, ..."""
+    a, b, c, d = (int(x) for x in master_host.split("."))
+    if a != 127 or d + n > 254:
+        raise ClusterError(f"no loopback address for worker {n} after {master_host}")
+    return f"{a}.{b}.{c}.{d + n}"
+
+
+def check_port_free(host: str, port: int) -> None:
+    if not host.startswith("127."):
+        raise ClusterError(f"{host}: clusters bind loopback addresses (127.0.0.0/8) only")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise ClusterError(
+                f"{host}:{port} is in use ({exc.strerror}): another cluster is running? "
+                f"`instantbench cluster status` / `instantbench cluster down` or choose "
+                f"another master address"
+            ) from None
+
+
+# urllib without proxies: the master's UI is on loopback and must never go through a proxy.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def master_json(web_url: str, timeout_s: float = 2.0) -> dict[str, Any] | None:
+    """The master's state (web UI /json/), or None when it does not answer."""
+    try:
+        with _OPENER.open(f"{web_url}/json/", timeout=timeout_s) as resp:
+            return json.loads(resp.read().decode())
+    except (OSError, ValueError):
+        return None
+
+
+def alive_worker_hosts(state: dict[str, Any] | None) -> list[str]:
+    if not state:
+        return []
+    return sorted(w.get("host", "") for w in state.get("workers", []) if w.get("state") == "ALIVE")
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(text[-lines:])
+
+
+def write_clock_file(path: Path, offset_ms: float) -> None:
+    """libfaketime's timestamp file: a relative offset in seconds, e.g. '+0.250000'."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(f"{offset_ms / 1000.0:+.6f}\n")
+    os.replace(tmp, path)
+
+
+def faketime_env(clock_file: Path, lib: str = FAKETIME_LIB, skip_java: bool = False) -> dict:
+    """Environment that puts a process (and its children) under libfaketime, reading its
+    offset from clock_file. Monotonic clocks stay real (the JVM needs that)."""
+    env = {
+        "LD_PRELOAD": lib,
+        "FAKETIME_TIMESTAMP_FILE": str(clock_file),
+        "FAKETIME_CACHE_DURATION": str(FAKETIME_CACHE_S),
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        "DONT_FAKE_MONOTONIC": "1",
+        "FAKETIME_DONT_RESET": "1",
+    }
+    if skip_java:
+        env["FAKETIME_SKIP_CMDS"] = "java"
+    return env
+
+
+class ClusterBackend(ABC):
+    """A Spark master and `workers` workers on loopback addresses.
+
+    Use as a context manager (up on enter, down on exit, also on an exception, Ctrl-C or
+    SIGTERM), or call up()/down() yourself; down() is idempotent and leaves no process
+    or container of this cluster behind.
+    """
+
+    name = "?"
+
+    def __init__(
+        self,
+        workers: int,
+        cores_per_worker: int,
+        work_dir: Path,
+        *,
+        master_host: str = MASTER_HOST,
+        master_port: int = MASTER_PORT,
+        web_port: int = WEB_PORT,
+        worker_memory: str = "2g",
+        executor_memory: str = "1g",
+        mounts: list[Path] | tuple[Path, ...] = (),
+        clock_control: bool = False,
+        clock_skip_java: bool = True,
+        start_timeout_s: float = START_TIMEOUT_S,
+        cluster_id: str | None = None,
+        owned: bool = True,
+    ) -> None:
+        if workers < 1 or cores_per_worker < 1:
+            raise ClusterError("a cluster needs at least 1 worker with at least 1 core")
+        self.workers = workers
+        self.cores_per_worker = cores_per_worker
+        self.work_dir = Path(work_dir).resolve()
+        self.master_host = master_host
+        self.master_port = master_port
+        self.web_port = web_port
+        self.worker_memory = worker_memory
+        self.executor_memory = executor_memory
+        self.mounts = [Path(m).resolve() for m in mounts]
+        self.clock_control = clock_control
+        self.clock_skip_java = clock_skip_java
+        self.start_timeout_s = start_timeout_s
+        self.cluster_id = (
+            cluster_id or f"{self.name}-{time.strftime('%Y%m%d%H%M%S')}-" + (uuid.uuid4().hex[:6])
+        )
+        self.owned = owned  # started by this process (a run) rather than by hand (the CLI)
+        self.info: ClusterInfo | None = None
+        self._lock = threading.RLock()
+        self._old_handlers: dict[int, Any] = {}
+
+    # --- addresses and files -------------------------------------------------------
+    @property
+    def master_url(self) -> str:
+        return f"spark://{self.master_host}:{self.master_port}"
+
+    @property
+    def web_url(self) -> str:
+        return f"http://{self.master_host}:{self.web_port}"
+
+    def worker_host(self, n: int) -> str:
+        return worker_host(self.master_host, n)
+
+    @property
+    def log_dir(self) -> Path:
+        return self.work_dir / "logs"
+
+    def clock_file(self, n: int) -> Path:
+        return self.work_dir / "clocks" / f"worker-{n}.faketime"
+
+    def _prepare_dirs(self) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.clock_control:
+            (self.work_dir / "clocks").mkdir(parents=True, exist_ok=True)
+
+    def _check_ports(self) -> None:
+        check_port_free(self.master_host, self.master_port)
+        check_port_free(self.master_host, self.web_port)
+        for n in range(1, self.workers + 1):
+            check_port_free(self.worker_host(n), WORKER_WEB_PORT)
+
+    # --- the interface ---------------------------------------------------------------
+    @abstractmethod
+    def up(self) -> ClusterInfo:
+        """Start the master and every worker; return once every worker has registered
+        with the master (or raise ClusterError naming what did not start, after tearing
+        down what did)."""
+
+    @abstractmethod
+    def down(self) -> None:
+        """Stop and remove everything this cluster started. Idempotent."""
+
+    @abstractmethod
+    def kill_worker(self, n: int) -> None:
+        """Hard kill worker n: the worker, its executor and the executor's Python
+        processes die at once (SIGKILL), as when a machine fails."""
+
+    @abstractmethod
+    def pause_worker(self, n: int) -> None:
+        """Freeze worker n and everything under it (SIGSTOP / docker pause)."""
+
+    @abstractmethod
+    def resume_worker(self, n: int) -> None:
+        """Undo pause_worker(n)."""
+
+    @abstractmethod
+    def _start_worker(self, n: int) -> WorkerInfo:
+        """Start worker n (not waiting for its registration)."""
+
+    @abstractmethod
+    def _worker_status(self, w: WorkerInfo) -> dict[str, Any]:
+        """What the OS / docker engine says about worker w."""
+
+    @abstractmethod
+    def _master_alive(self) -> bool: ...
+
+    def restart_worker(self, n: int, clock_offset_ms: float | None = None) -> WorkerInfo:
+        """Kill worker n if it still runs, start it again on the same address and wait
+        until it has registered. clock_offset_ms: its clock's offset (libfaketime);
+        needs clock_control, or gives the new worker libfaketime when given."""
+        with self._lock:
+            info = self._require_info()
+            old = info.worker(n)
+            if old.state != "killed":
+                self.kill_worker(n)
+            if clock_offset_ms is not None:
+                self._set_clock_file(n, clock_offset_ms)
+            new = self._start_worker(n)
+            info.workers[info.workers.index(old)] = new
+        self.wait_for_workers()
+        return new
+
+    def set_worker_clock(self, n: int, offset_ms: float) -> None:
+        """Move worker n's wall clock (and its executor's and Python workers') by offset_ms
+        from real time; takes effect within about a second. Needs clock_control=True (all
+        workers run under libfaketime, offset 0 until set)."""
+        with self._lock:
+            w = self._require_info().worker(n)
+            if w.clock_offset_ms is None:
+                raise ClusterError(
+                    f"worker:{n} does not run under libfaketime: start the cluster with "
+                    f"clock_control=True, or restart_worker({n}, clock_offset_ms=...)"
+                )
+            self._set_clock_file(n, offset_ms)
+            w.clock_offset_ms = offset_ms
+
+    def _set_clock_file(self, n: int, offset_ms: float) -> None:
+        self.clock_file(n).parent.mkdir(parents=True, exist_ok=True)
+        write_clock_file(self.clock_file(n), offset_ms)
+
+    def status(self) -> dict[str, Any]:
+        """The cluster as the master and the OS / docker engine see it."""
+        state = master_json(self.web_url)
+        alive = alive_worker_hosts(state)
+        info = self.info
+        workers = []
+        for w in info.workers if info else []:
+            workers.append({**vars(w), "registered": w.host in alive, **self._worker_status(w)})
+        return {
+            "backend": self.name,
+            "cluster_id": self.cluster_id,
+            "master_url": self.master_url,
+            "web_url": self.web_url,
+            "master": "ALIVE" if state and state.get("status") == "ALIVE" else "DOWN",
+            "master_process": self._master_alive() if info else False,
+            "alive_workers": len(alive),
+            "workers": workers,
+            "work_dir": str(self.work_dir),
+        }
+
+    def wait_for_workers(self, timeout_s: float | None = None) -> None:
+        """Wait until every worker that is not killed is ALIVE at the master."""
+        timeout_s = self.start_timeout_s if timeout_s is None else timeout_s
+        info = self._require_info()
+        deadline = time.monotonic() + timeout_s
+        want = sorted(w.host for w in info.workers if w.state != "killed")
+        alive: list[str] = []
+        while time.monotonic() < deadline:
+            if not self._master_alive():
+                raise ClusterError(f"the Spark master exited; see {self._master_log()}")
+            for w in info.workers:
+                if w.state != "killed" and not self._worker_status(w).get("alive", True):
+                    raise ClusterError(
+                        f"worker:{w.index} ({w.host}) exited during start-up; see "
+                        f"{self._worker_log(w.index)}:\n{tail(self._worker_log(w.index))}"
+                    )
+            alive = alive_worker_hosts(master_json(self.web_url))
+            if all(h in alive for h in want):
+                return
+            time.sleep(0.5)
+        raise ClusterError(
+            f"{self.name} cluster: only {len(set(alive) & set(want))} of {len(want)} workers "
+            f"registered with {self.master_url} within {timeout_s:.0f}s (alive: {alive}); "
+            f"logs in {self.log_dir}"
+        )
+
+    def _master_log(self) -> Path:
+        return self.log_dir / "master.log"
+
+    def _worker_log(self, n: int) -> Path:
+        return self.log_dir / f"worker-{n}.log"
+
+    def _require_info(self) -> ClusterInfo:
+        if self.info is None:
+            raise ClusterError(f"the {self.name} cluster is not up")
+        return self.info
+
+    def _new_info(self) -> ClusterInfo:
+        return ClusterInfo(
+            backend=self.name,
+            cluster_id=self.cluster_id,
+            master_url=self.master_url,
+            web_url=self.web_url,
+            work_dir=str(self.work_dir),
+            workers=[],
+            owner_pid=os.getpid() if self.owned else None,
+            spark_conf=self.spark_conf(),
+            driver_env=self.driver_env(),
+            mounts=[str(m) for m in self.mounts],
+            cores_per_worker=self.cores_per_worker,
+        )
+
+    def executor_python(self) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def attach(cls, info: ClusterInfo, **kwargs: Any) -> ClusterBackend:
+        """A backend for a cluster that was started elsewhere (the CLI's state file), so
+        that status(), the worker faults and down() work on it."""
+        master_host, master_port = info.master_url.split("//", 1)[1].rsplit(":", 1)
+        backend = cls(
+            len(info.workers),
+            info.cores_per_worker,
+            Path(info.work_dir),
+            master_host=master_host,
+            master_port=int(master_port),
+            web_port=int(info.web_url.rsplit(":", 1)[1]),
+            mounts=[Path(m) for m in info.mounts],
+            cluster_id=info.cluster_id,
+            owned=info.owner_pid is not None,
+            **kwargs,
+        )
+        backend.info = info
+        return backend
+
+    def spark_conf(self) -> dict[str, str]:
+        return {
+            "spark.pyspark.python": self.executor_python(),
+            "spark.executor.memory": self.executor_memory,
+            "spark.executor.cores": str(self.cores_per_worker),
+            "spark.cores.max": str(self.cores_per_worker * self.workers),
+        }
+
+    def driver_env(self) -> dict[str, str]:
+        return {"PYSPARK_PYTHON": self.executor_python()}
+
+    # --- context manager: teardown on exceptions, Ctrl-C and SIGTERM -------------------
+    def __enter__(self) -> ClusterBackend:
+        self._install_signal_handlers()
+        try:
+            self.up()
+        except BaseException:
+            self.down()
+            self._restore_signal_handlers()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.down()
+        finally:
+            self._restore_signal_handlers()
+
+    def _install_signal_handlers(self) -> None:
+        # SIGINT already raises KeyboardInterrupt; SIGTERM and SIGHUP would kill this
+        # process without running any finally block, so they raise SystemExit instead.
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(ValueError, OSError):
+                self._old_handlers[sig] = signal.signal(sig, _raise_exit)
+
+    def _restore_signal_handlers(self) -> None:
+        for sig, handler in self._old_handlers.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(sig, handler)
+        self._old_handlers.clear()
+
+
+def _raise_exit(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)

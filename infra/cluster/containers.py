@@ -1,0 +1,337 @@
+"""Spark in containers (docker SDK for Python): a master and N worker containers, host
+networking, each binding its own loopback address; only the work dir and the given mounts
+(the run and table directories) are bound, at the same absolute paths. Containers carry
+labels, so down() finds and removes everything a cluster started, even after a crash."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from infra.cluster.base import (
+    CLUSTER_ENV,
+    FAKETIME_LIB,
+    OWNER_ENV,
+    WORKER_WEB_PORT,
+    ClusterBackend,
+    ClusterError,
+    ClusterInfo,
+    WorkerInfo,
+    faketime_env,
+)
+
+LABEL = "instantbench.cluster"  # = cluster id; every container of a cluster has it
+LABEL_ROLE = "instantbench.role"  # master | worker
+LABEL_WORKER = "instantbench.worker"  # N
+LABEL_OWNER = "instantbench.owner_pid"  # the process that started it ("" by hand)
+SPARK_CLASS = "/opt/venv/bin/spark-class"
+
+
+def docker_client():
+    """A docker client, or a ClusterError that says how to get an engine."""
+    try:
+        import docker
+    except ImportError:
+        raise ClusterError("the docker backend needs the docker SDK: pip install docker") from None
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+    except Exception as exc:
+        raise ClusterError(
+            f"no docker engine answers ({exc}); start one: infra/docker/ensure_dockerd.sh"
+        ) from None
+    return client
+
+
+def docker_available() -> tuple[bool, str]:
+    """(True, "") when a docker engine answers, else (False, why)."""
+    try:
+        docker_client().close()
+    except ClusterError as exc:
+        return False, str(exc)
+    return True, ""
+
+
+class DockerBackend(ClusterBackend):
+    name = "docker"
+
+    def __init__(self, *args: Any, image: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._image = image
+        self._client = None
+
+    # --- docker ------------------------------------------------------------------------
+    @property
+    def client(self):
+        if self._client is None:
+            self._client = docker_client()
+        return self._client
+
+    @property
+    def image(self) -> str:
+        if self._image is None:
+            from infra.docker.image import image_tag
+
+            self._image = image_tag()
+        return self._image
+
+    def executor_python(self) -> str:
+        from infra.docker.image import VENV_PYTHON
+
+        return VENV_PYTHON
+
+    def _check_image(self) -> None:
+        import docker.errors
+
+        try:
+            self.client.images.get(self.image)
+        except docker.errors.ImageNotFound:
+            raise ClusterError(
+                f"docker image {self.image} is not built (it matches the project's current "
+                f"code); build it with infra/docker/build_image.sh"
+            ) from None
+
+    def _volumes(self) -> dict[str, dict[str, str]]:
+        paths = {self.work_dir, *self.mounts}
+        return {str(p): {"bind": str(p), "mode": "rw"} for p in sorted(paths)}
+
+    def _run(
+        self,
+        name: str,
+        role: str,
+        host: str,
+        args: list[str],
+        env: dict[str, str],
+        extra_labels: dict[str, str] | None = None,
+    ):
+        labels = {
+            LABEL: self.cluster_id,
+            LABEL_ROLE: role,
+            LABEL_OWNER: str(os.getpid()) if self.owned else "",
+            "instantbench.work_dir": str(self.work_dir),
+            **(extra_labels or {}),
+        }
+        environment = {
+            "SPARK_LOCAL_IP": host,
+            "SPARK_DAEMON_MEMORY": "512m",
+            "PYSPARK_PYTHON": self.executor_python(),
+            "HOME": "/tmp",
+            CLUSTER_ENV: self.cluster_id,
+            OWNER_ENV: labels[LABEL_OWNER],
+            **env,
+        }
+        return self.client.containers.run(
+            self.image,
+            [SPARK_CLASS, *args],
+            name=name,
+            detach=True,
+            network_mode="host",  # loopback addresses only; no bridge, no published ports
+            environment=environment,
+            volumes=self._volumes(),
+            labels=labels,
+            user=f"{os.getuid()}:{os.getgid()}",
+            privileged=False,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            init=True,  # reaps the executor's Python workers, forwards signals
+            working_dir="/tmp",
+        )
+
+    def _container_name(self, role: str) -> str:
+        return f"instantbench-{self.cluster_id}-{role}"
+
+    def _start_master(self):
+        args = [
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            self.master_host,
+            "--port",
+            str(self.master_port),
+            "--webui-port",
+            str(self.web_port),
+        ]
+        return self._run(self._container_name("master"), "master", self.master_host, args, {})
+
+    def _start_worker(self, n: int) -> WorkerInfo:
+        host = self.worker_host(n)
+        wdir = self.work_dir / f"worker-{n}"
+        wdir.mkdir(parents=True, exist_ok=True)
+        env = {"SPARK_WORKER_DIR": str(wdir)}
+        offset = None
+        if self.clock_control or self.clock_file(n).exists():
+            if not self.clock_file(n).exists():
+                self._set_clock_file(n, 0.0)
+            offset = float(self.clock_file(n).read_text()) * 1000.0
+            # The image installs Debian's faketime: the library sits at the host's path.
+            env.update(faketime_env(self.clock_file(n), FAKETIME_LIB, self.clock_skip_java))
+        args = [
+            "org.apache.spark.deploy.worker.Worker",
+            "--host",
+            host,
+            "--cores",
+            str(self.cores_per_worker),
+            "--memory",
+            self.worker_memory,
+            "--work-dir",
+            str(wdir),
+            "--webui-port",
+            str(WORKER_WEB_PORT),
+            self.master_url,
+        ]
+        name = self._container_name(f"worker-{n}")
+        self._remove_named(name)
+        c = self._run(name, "worker", host, args, env, {LABEL_WORKER: str(n)})
+        c.reload()
+        return WorkerInfo(
+            index=n,
+            host=host,
+            pid=c.attrs["State"].get("Pid") or None,
+            container=c.id,
+            name=name,
+            clock_offset_ms=offset,
+        )
+
+    def _remove_named(self, name: str) -> None:
+        import docker.errors
+
+        try:
+            old = self.client.containers.get(name)
+        except docker.errors.NotFound:
+            return
+        self._save_logs(old)
+        old.remove(force=True)
+
+    def _container(self, ref: str | None):
+        import docker.errors
+
+        if ref is None:
+            return None
+        try:
+            return self.client.containers.get(ref)
+        except docker.errors.NotFound:
+            return None
+
+    def _save_logs(self, c) -> None:
+        """Keep a container's output in the work dir's logs/ before it is removed."""
+        role = c.labels.get(LABEL_ROLE, "container")
+        n = c.labels.get(LABEL_WORKER)
+        path = self._master_log() if role == "master" else self._worker_log(int(n or 0))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "ab") as out:
+                out.write(f"--- container {c.name} ({c.short_id}) ---\n".encode())
+                out.write(c.logs(stdout=True, stderr=True))
+        except Exception:
+            pass
+
+    # --- the interface -----------------------------------------------------------------
+    def up(self) -> ClusterInfo:
+        with self._lock:
+            if self.info is not None:
+                return self.info
+            self._check_image()
+            self._check_ports()
+            self._prepare_dirs()
+            info = self._new_info()
+            info.image = self.image
+            self.info = info
+            try:
+                master = self._start_master()
+                master.reload()
+                info.master_container = master.id
+                info.master_pid = master.attrs["State"].get("Pid") or None
+                for n in range(1, self.workers + 1):
+                    info.workers.append(self._start_worker(n))
+                self.wait_for_workers()
+            except BaseException:
+                self.down()
+                raise
+            return info
+
+    def down(self) -> None:
+        with self._lock:
+            self.info = None
+            try:
+                client = self.client
+            except ClusterError:
+                return  # no engine: no container of ours can be running
+            mine = {"label": f"{LABEL}={self.cluster_id}"}
+            for c in client.containers.list(all=True, filters=mine):
+                self._save_logs(c)
+                try:
+                    c.remove(force=True)
+                except Exception as exc:
+                    if "No such container" not in str(exc):
+                        raise
+
+    def _worker_container(self, n: int):
+        w = self._require_info().worker(n)
+        c = self._container(w.container)
+        if c is None:
+            raise ClusterError(f"worker:{n}: its container is gone")
+        return w, c
+
+    def kill_worker(self, n: int) -> None:
+        with self._lock:
+            w, c = self._worker_container(n)
+            c.reload()
+            if c.status == "paused":
+                c.unpause()
+            if c.status in ("running", "paused", "restarting"):
+                c.kill()  # SIGKILL to the container's init: everything in it dies
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                c.reload()
+                if c.status not in ("running", "paused"):
+                    break
+                time.sleep(0.1)
+            w.state = "killed"
+
+    def pause_worker(self, n: int) -> None:
+        with self._lock:
+            w, c = self._worker_container(n)
+            c.pause()  # the freezer cgroup: every process of the container stops
+            w.state = "paused"
+
+    def resume_worker(self, n: int) -> None:
+        with self._lock:
+            w, c = self._worker_container(n)
+            c.unpause()
+            w.state = "running"
+
+    def container_status(self, n: int) -> str | None:
+        """running | paused | exited | ... (docker's word), None when it is gone."""
+        c = self._container(self._require_info().worker(n).container)
+        return None if c is None else c.status
+
+    def _worker_status(self, w: WorkerInfo) -> dict[str, Any]:
+        c = self._container(w.container)
+        status = None if c is None else c.status
+        return {"alive": status in ("running", "paused", "created"), "container_status": status}
+
+    def _master_alive(self) -> bool:
+        info = self.info
+        if info is None:
+            return False
+        c = self._container(info.master_container)
+        return c is not None and c.status in ("running", "created")
+
+    @classmethod
+    def attach(cls, info: ClusterInfo, **kwargs: Any) -> DockerBackend:
+        return super().attach(info, image=info.image, **kwargs)  # type: ignore[return-value]
+
+
+def remove_all(owner_dead_only: bool = False) -> list[str]:
+    """Remove every container any instantbench cluster started (or only those whose
+    owning process is gone). Returns their names."""
+    client = docker_client()
+    removed = []
+    for c in client.containers.list(all=True, filters={"label": LABEL}):
+        owner = c.labels.get(LABEL_OWNER, "")
+        if owner_dead_only and (not owner or Path(f"/proc/{owner}").exists()):
+            continue
+        c.remove(force=True)
+        removed.append(c.name)
+    return removed

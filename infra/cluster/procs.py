@@ -1,0 +1,99 @@
+"""Process helpers for the standalone backend (Linux /proc)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+
+def proc_state(pid: int) -> str | None:
+    """The one-letter state of a process (R, S, T, Z, ...), or None if there is none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2 :].split()[0]
+
+
+def alive(pid: int | None) -> bool:
+    state = None if pid is None else proc_state(pid)
+    return state is not None and state not in ("Z", "X")
+
+
+def proc_env(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    env = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            env[key.decode(errors="replace")] = value.decode(errors="replace")
+    return env
+
+
+def pids_with_env(key: str, value: str | None = None) -> list[int]:
+    """Processes whose environment has key (= value): everything a cluster started,
+    including executors and Python workers, which inherit it."""
+    found = []
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        env = proc_env(int(entry))
+        if key in env and (value is None or env[key] == value) and alive(int(entry)):
+            found.append(int(entry))
+    return sorted(found)
+
+
+def process_group(pgid: int) -> list[int]:
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid:
+            members.append(int(entry))
+    return sorted(members)
+
+
+def signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def signal_pids(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def wait_gone(pids: list[int], timeout_s: float) -> list[int]:
+    """Wait until none of pids is alive (zombies count as gone); return the survivors."""
+    deadline = time.monotonic() + timeout_s
+    left = [p for p in pids if alive(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [p for p in left if alive(p)]
+    return left
+
+
+def terminate(pids: list[int], grace_s: float = 5.0) -> None:
+    """SIGCONT (a paused process cannot act on SIGTERM), SIGTERM, then SIGKILL."""
+    signal_pids(pids, signal.SIGCONT)
+    signal_pids(pids, signal.SIGTERM)
+    left = wait_gone(pids, grace_s)
+    if left:
+        signal_pids(left, signal.SIGKILL)
+        wait_gone(left, 5.0)

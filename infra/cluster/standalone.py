@@ -1,0 +1,214 @@
+"""Spark standalone from the pip-installed pyspark: a master and N worker processes, each
+on its own loopback address, each worker in its own process group (worker JVM, executor
+JVM, the executor's Python workers), so a worker fault hits all of them at once."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from infra.cluster.base import (
+    CLUSTER_ENV,
+    FAKETIME_LIB,
+    OWNER_ENV,
+    WORKER_WEB_PORT,
+    ClusterBackend,
+    ClusterError,
+    ClusterInfo,
+    WorkerInfo,
+    faketime_env,
+)
+from infra.cluster.procs import (
+    alive,
+    pids_with_env,
+    proc_state,
+    process_group,
+    signal_group,
+    terminate,
+    wait_gone,
+)
+
+MASTER_CLASS = "org.apache.spark.deploy.master.Master"
+WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+DAEMON_MEMORY = "512m"
+
+
+def spark_home() -> Path:
+    """The pip package's Spark (pyspark/), found without importing pyspark."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise ClusterError("pyspark is not installed: pip install pyspark")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+class StandaloneBackend(ClusterBackend):
+    name = "standalone"
+
+    def __init__(self, *args: Any, python: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.python = python or sys.executable
+        self._procs: dict[str, subprocess.Popen] = {}  # reaped by this process when ours
+
+    def executor_python(self) -> str:
+        return self.python
+
+    # --- processes -------------------------------------------------------------------
+    def _env(self, host: str) -> dict[str, str]:
+        env = dict(os.environ)
+        for key in ("SPARK_HOME", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON", "LD_PRELOAD"):
+            env.pop(key, None)
+        env.update(
+            {
+                "SPARK_HOME": str(spark_home()),
+                "SPARK_LOCAL_IP": host,
+                "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
+                "PYSPARK_PYTHON": self.python,
+                CLUSTER_ENV: self.cluster_id,
+                OWNER_ENV: str(os.getpid()) if self.owned else "",
+            }
+        )
+        return env
+
+    def _spawn(self, key: str, args: list[str], env: dict[str, str], log: Path) -> int:
+        cmd = [str(spark_home() / "bin" / "spark-class"), *args]
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(
+                cmd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.work_dir,
+                start_new_session=True,  # its own process group: faults hit the whole tree
+            )
+        self._procs[key] = proc
+        return proc.pid
+
+    def _reap(self) -> None:
+        for proc in self._procs.values():
+            proc.poll()
+
+    def _start_master(self) -> int:
+        args = [
+            MASTER_CLASS,
+            "--host",
+            self.master_host,
+            "--port",
+            str(self.master_port),
+            "--webui-port",
+            str(self.web_port),
+        ]
+        return self._spawn("master", args, self._env(self.master_host), self._master_log())
+
+    def _start_worker(self, n: int) -> WorkerInfo:
+        host = self.worker_host(n)
+        wdir = self.work_dir / f"worker-{n}"
+        (wdir / "local").mkdir(parents=True, exist_ok=True)
+        env = self._env(host)
+        env["SPARK_WORKER_DIR"] = str(wdir)
+        env["SPARK_LOCAL_DIRS"] = str(wdir / "local")
+        offset = None
+        if self.clock_control or self.clock_file(n).exists():
+            if not Path(FAKETIME_LIB).exists():
+                raise ClusterError(
+                    f"clock control needs libfaketime ({FAKETIME_LIB}): apt-get install faketime"
+                )
+            if not self.clock_file(n).exists():
+                self._set_clock_file(n, 0.0)
+            offset = float(self.clock_file(n).read_text()) * 1000.0
+            env.update(faketime_env(self.clock_file(n), skip_java=self.clock_skip_java))
+        args = [
+            WORKER_CLASS,
+            "--host",
+            host,
+            "--cores",
+            str(self.cores_per_worker),
+            "--memory",
+            self.worker_memory,
+            "--work-dir",
+            str(wdir),
+            "--webui-port",
+            str(WORKER_WEB_PORT),
+            self.master_url,
+        ]
+        pid = self._spawn(f"worker-{n}", args, env, self._worker_log(n))
+        return WorkerInfo(index=n, host=host, pid=pid, clock_offset_ms=offset)
+
+    # --- the interface -----------------------------------------------------------------
+    def up(self) -> ClusterInfo:
+        with self._lock:
+            if self.info is not None:
+                return self.info
+            self._check_ports()
+            self._prepare_dirs()
+            info = self._new_info()
+            self.info = info
+            try:
+                info.master_pid = self._start_master()
+                for n in range(1, self.workers + 1):
+                    info.workers.append(self._start_worker(n))
+                self.wait_for_workers()
+            except BaseException:
+                self.down()
+                raise
+            return info
+
+    def down(self) -> None:
+        with self._lock:
+            pids: set[int] = set()
+            info = self.info
+            if info is not None:
+                for pid in [info.master_pid, *(w.pid for w in info.workers)]:
+                    if pid is not None:
+                        pids.update(process_group(pid))
+            # Anything else that carries this cluster's marker (executors, Python workers,
+            # processes of an earlier run of this cluster that crashed).
+            pids.update(pids_with_env(CLUSTER_ENV, self.cluster_id))
+            pids.discard(os.getpid())
+            terminate(sorted(pids))
+            self._reap()
+            self._procs.clear()
+            self.info = None
+
+    def _signal_worker(self, n: int, sig: int) -> WorkerInfo:
+        w = self._require_info().worker(n)
+        if w.pid is None or not alive(w.pid):
+            raise ClusterError(f"worker:{n} is not running (state {w.state})")
+        signal_group(w.pid, sig)
+        return w
+
+    def kill_worker(self, n: int) -> None:
+        with self._lock:
+            w = self._require_info().worker(n)
+            if w.pid is not None:
+                members = process_group(w.pid)
+                signal_group(w.pid, signal.SIGKILL)
+                wait_gone(members, 5.0)
+            self._reap()
+            w.state = "killed"
+
+    def pause_worker(self, n: int) -> None:
+        with self._lock:
+            self._signal_worker(n, signal.SIGSTOP).state = "paused"
+
+    def resume_worker(self, n: int) -> None:
+        with self._lock:
+            self._signal_worker(n, signal.SIGCONT).state = "running"
+
+    def worker_pids(self, n: int) -> list[int]:
+        """Every process of worker n: the worker JVM, its executor, Python workers."""
+        w = self._require_info().worker(n)
+        return [] if w.pid is None else process_group(w.pid)
+
+    def _worker_status(self, w: WorkerInfo) -> dict[str, Any]:
+        state = None if w.pid is None else proc_state(w.pid)
+        return {"alive": alive(w.pid), "process_state": state}
+
+    def _master_alive(self) -> bool:
+        info = self.info
+        return info is not None and alive(info.master_pid)

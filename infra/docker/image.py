@@ -1,0 +1,103 @@
+"""The Spark image for the docker backend: its name, its build context and its tag.
+
+The tag carries a hash of everything the image installs (the project's packages and
+pyproject.toml, and the pinned pyspark/pyarrow/pandas versions), so executors in a
+container always run the same code as the driver on the host; an image that is already
+built is reused. `python -m infra.docker.image tag|context DIR|versions` is what
+build_image.sh calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from importlib import metadata
+from pathlib import Path
+
+REPO = "instantbench-spark"
+BASE_IMAGE = "instantbench-debian:bookworm"
+VENV_PYTHON = "/opt/venv/bin/python"  # the interpreter executors use in the image
+PACKAGES = ("engine", "harness", "infra", "reports")
+TOP_FILES = ("pyproject.toml", "README.md")
+PINNED = ("pyspark", "pyarrow", "pandas")
+_SKIP_DIRS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
+_SKIP_SUFFIXES = (".pyc", ".pyo")
+
+
+def project_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def pinned_versions() -> dict[str, str]:
+    """Versions installed on the host: the image installs the same ones."""
+    return {name: metadata.version(name) for name in PINNED}
+
+
+def project_version(root: Path | None = None) -> str:
+    import tomllib
+
+    root = root or project_root()
+    with open(root / "pyproject.toml", "rb") as f:
+        return str(tomllib.load(f)["project"]["version"])
+
+
+def context_files(root: Path | None = None) -> list[Path]:
+    """Files of the build context, relative to the project root, sorted."""
+    root = root or project_root()
+    files = [Path(name) for name in TOP_FILES if (root / name).is_file()]
+    for pkg in PACKAGES:
+        for path in sorted((root / pkg).rglob("*")):
+            rel = path.relative_to(root)
+            if (
+                path.is_file()
+                and not _SKIP_DIRS.intersection(rel.parts)
+                and not path.name.endswith(_SKIP_SUFFIXES)
+            ):
+                files.append(rel)
+    return sorted(files)
+
+
+def content_hash(root: Path | None = None) -> str:
+    root = root or project_root()
+    digest = hashlib.sha256()
+    for rel in context_files(root):
+        digest.update(str(rel).encode() + b"\0")
+        digest.update((root / rel).read_bytes() + b"\0")
+    for name, version in sorted(pinned_versions().items()):
+        digest.update(f"{name}=={version}\0".encode())
+    return digest.hexdigest()[:12]
+
+
+def image_tag(root: Path | None = None) -> str:
+    """instantbench-spark:<project version>-<content hash>."""
+    root = root or project_root()
+    return f"{REPO}:{project_version(root)}-{content_hash(root)}"
+
+
+def write_context(dest: Path, root: Path | None = None) -> Path:
+    """Copy the build context (no tests, runs, caches or VCS data) into dest."""
+    root = root or project_root()
+    for rel in context_files(root):
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / rel, target)
+    return dest
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["tag"]:
+        print(image_tag())
+    elif argv[:1] == ["context"] and len(argv) == 2:
+        write_context(Path(argv[1]))
+    elif argv[:1] == ["build-args"]:
+        for name, version in pinned_versions().items():
+            print(f"{name.upper()}_VERSION={version}")
+    else:
+        print("usage: python -m infra.docker.image tag | context DIR | build-args", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
