@@ -27,14 +27,13 @@ from engine.errors import (
     EngineError,
     InstantRolledBackError,
     InstantStateError,
-    RollbackError,
     TableExistsError,
 )
 from engine.layout.file_names import DataFile, parse_data_file
 from engine.layout.file_slices import FileSystemView
 from engine.lock import FileLock, LockProvider, default_owner
 from engine.storage import Storage
-from engine.table import compaction
+from engine.table import compaction, rollback
 from engine.table.catalog import Catalog
 from engine.table.conflicts import check_occ, check_unique_keys
 from engine.table.file_cache import FileCache
@@ -47,7 +46,7 @@ from engine.table.transaction import Transaction
 from engine.table.writer import FileWriter
 from engine.timeline.active import TIMELINE_DIR, ActiveTimeline
 from engine.timeline.archive import HISTORY_DIR
-from engine.timeline.instant import COMPLETED, DATA_ACTIONS, INFLIGHT, Instant
+from engine.timeline.instant import DATA_ACTIONS, INFLIGHT, Instant
 from engine.truetime import InstantTimeGenerator, InstantTiming
 
 TRUETIME_FILE = ".hoodie/.truetime"
@@ -370,51 +369,7 @@ class Table:
         """Delete the instant's files (found by name), record a rollback instant, remove the
         instant. A completed instant is refused unless `force`. Returns the rollback instant
         (None if the instant was already rolled back)."""
-        t = _time_of(instant)
-        with self._locked():
-            self.timeline.reload()
-            current = self.timeline.get(t)
-            if self.timeline.is_rolled_back(t):
-                if current is not None and current.is_pending:
-                    self.timeline.remove_pending(current)  # left over by an interrupted rollback
-                return None
-            if current is None:
-                raise RollbackError(f"no instant {t} on the timeline to roll back")
-            if current.is_completed and not force:
-                raise RollbackError(
-                    f"refusing to roll back completed instant {t} "
-                    f"(completed at {current.completion_time}); pass force=True"
-                )
-            if current.is_completed and t not in {
-                i.requested_time for i in self.timeline.instants()
-            }:
-                raise RollbackError(f"instant {t} is archived and cannot be rolled back")
-            rb_time = self.generator.generate(locked=True)
-            plan = {"rolled_back": t, "action": current.action, "state": current.state}
-            rb = self.timeline.create_requested("rollback", rb_time, plan)
-            done = self._finish_rollback(rb, current)
-        self.heartbeats.stop(t)
-        return done
-
-    def _finish_rollback(self, rb: Instant, target: Instant) -> Instant:
-        deleted = []
-        for f in self.data_files():
-            if f.instant == target.requested_time:
-                self.storage.delete(f.name, missing_ok=True)
-                deleted.append(f.name)
-        completion = self.generator.generate(locked=True)
-        meta = {
-            "rolled_back": target.requested_time,
-            "action": target.action,
-            "state": target.state,
-            "deleted_files": deleted,
-        }
-        done = self.timeline.complete(rb, completion, meta)
-        if target.state == COMPLETED:
-            self.timeline.remove_completed(target)
-        else:
-            self.timeline.remove_pending(target)
-        return done
+        return rollback.rollback(self, _time_of(instant), force)
 
     def rollback_failed_writes(self) -> list[str]:
         """Roll back failed writes; returns the rolled-back requested times.
@@ -422,36 +377,7 @@ class Table:
         Lazy (safety.lazy_rollback): pending instants whose heartbeat expired. Eager: every
         pending instant not started by this Table object, including other writers' live
         ones. Pending compactions are left to be re-run; interrupted rollbacks are finished."""
-        self.timeline.reload()
-        live = self.heartbeats.live
-        done = []
-        for instant in self.timeline.pending():
-            if instant.action == "rollback":
-                self._resume_rollback(instant)
-                continue
-            if instant.action == "compaction" or instant.requested_time in live:
-                continue
-            if self.safety.lazy_rollback and not self.heartbeats.is_expired(
-                instant.requested_time, self.heartbeat_expiry_s
-            ):
-                continue
-            try:
-                if self.rollback(instant) is not None:
-                    done.append(instant.requested_time)
-            except RollbackError:
-                pass  # it completed meanwhile
-        return done
-
-    def _resume_rollback(self, rb: Instant) -> None:
-        with self._locked():
-            self.timeline.reload()
-            if self.timeline.get(rb.requested_time) != rb:
-                return
-            target_time = self.timeline.read_metadata(rb)["rolled_back"]
-            target = self.timeline.get(target_time)
-            if target is None:
-                target = Instant(target_time, "commit", INFLIGHT)
-            self._finish_rollback(rb, target)
+        return rollback.rollback_failed_writes(self)
 
     # -- compaction, archive -------------------------------------------------------------
 

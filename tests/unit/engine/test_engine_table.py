@@ -305,3 +305,27 @@ def test_rollback_finishes_when_pending_files_survived(make_table):
     with pytest.raises(InstantRolledBackError):
         t.commit(i, [])
     assert t.rollback(i) is None and t.pending_instants() == []
+
+
+def test_interrupted_rollback_is_finished_by_failed_write_cleaning(make_table):
+    t = make_table()
+    i = t.start_instant()
+    stats = t.write_files(i, rows([1]))
+
+    def crash_on_data_delete(op, path):
+        if op == "delete" and path.endswith(".parquet"):
+            raise OSError("crash mid-rollback")
+
+    t.storage.hooks.append(crash_on_data_delete)
+    with pytest.raises(OSError):
+        t.rollback(i)
+    t.storage.hooks.clear()
+    (pending_rb,) = [p for p in t.pending_instants() if p.action == "rollback"]
+    assert t.timeline.is_rolled_back(i.requested_time)  # a pending rollback already counts
+    with pytest.raises(InstantRolledBackError):
+        t.commit(i, stats)
+    cleaner = make_table()
+    cleaner.rollback_failed_writes()
+    assert cleaner.pending_instants() == []
+    assert not t.storage.exists(stats[0].file_name)
+    assert cleaner.timeline.get(pending_rb.requested_time).is_completed
