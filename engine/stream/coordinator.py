@@ -12,7 +12,6 @@ Shared state (event buffers, instant cache) is guarded by one lock.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -34,8 +33,6 @@ from engine.stream.errors import (
 from engine.stream.recorder import Recorder, null_recorder
 from engine.stream.state import CheckpointStateStore, EpochStore
 from engine.stream.write_meta import BufferEntry, EventBuffers, WriteMetaEvent
-
-log = logging.getLogger(__name__)
 
 FaultHook = Callable[[str, dict[str, Any]], None]
 READY, PENDING, ERROR, OK = "READY", "PENDING", "ERROR", "OK"

@@ -152,7 +152,7 @@ class WriterTask:
             # The table writes a flush in one call, so "mid" is the closest point where
             # files exist on storage but nobody knows them yet.
             self.fault_hook("mid_flush", info)
-            meta = self._flush_metadata(data)
+            meta = self._flush_metadata(data, stats)
             self._flushes += 1
             self._pending, self._pending_rows = [], 0
             self.fault_hook("after_flush_before_event", info)
@@ -182,8 +182,9 @@ class WriterTask:
             },
         )
 
-    def _flush_metadata(self, data: pa.Table) -> dict[str, Any]:
-        meta: dict[str, Any] = {"rows": data.num_rows, "bytes": data.nbytes, "flushes": 1}
+    def _flush_metadata(self, data: pa.Table, stats: list[dict[str, Any]]) -> dict[str, Any]:
+        written = sum(s.get("file_size", 0) for s in stats)
+        meta: dict[str, Any] = {"rows": data.num_rows, "bytes": written, "flushes": 1}
         if self.offset_field is not None:
             mm = pc.min_max(data[self.offset_field])
             meta["min_offset"] = mm["min"].as_py()
