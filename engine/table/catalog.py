@@ -91,3 +91,14 @@ class Catalog:
         """A data file's full contents (cached)."""
         name = data_file if isinstance(data_file, str) else data_file.name
         return self.cache.get(name, lambda: self.storage.read_parquet(name))
+
+    def read_keys(self, data_file: DataFile, key: str) -> pa.ChunkedArray:
+        """Only the key column (dynamic index, pk check); cached apart from whole files."""
+
+        def load() -> pa.Table:
+            whole = self.cache.peek(data_file.name)
+            if whole is not None:
+                return whole.select([key])
+            return self.storage.read_parquet(data_file.name, columns=[key])
+
+        return self.cache.get(f"{data_file.name}#{key}", load).column(key)

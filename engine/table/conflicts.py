@@ -57,7 +57,7 @@ def check_unique_keys(
             dup_groups |= {s.file_id, *groups[clash]}
     for other in candidates(catalog, instant, baseline):
         for f in catalog.files_of(other):
-            theirs = catalog.read(f).column(key)
+            theirs = catalog.read_keys(f, key)
             clash = pc.is_in(keys, value_set=theirs).to_numpy(zero_copy_only=False)
             clash &= groups != f.file_id
             if clash.any():

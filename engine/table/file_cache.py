@@ -26,6 +26,10 @@ class FileCache:
         self.put(name, table)
         return table
 
+    def peek(self, name: str) -> pa.Table | None:
+        with self._lock:
+            return self._items.get(name)
+
     def put(self, name: str, table: pa.Table) -> None:
         size = table.nbytes
         if size > self.max_bytes:

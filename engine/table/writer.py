@@ -154,7 +154,8 @@ class FileWriter:
         keys_by_group = {}
         for fid in view.file_ids():
             base, logs = view.latest(fid)
-            parts = [self.catalog.read(f).column(key) for f in ([base] if base else []) + logs]
+            files = ([base] if base else []) + logs
+            parts = [chunk for f in files for chunk in self.catalog.read_keys(f, key).chunks]
             if parts:
                 keys_by_group[fid] = pa.chunked_array(parts).combine_chunks()
         index = DynamicIndex(
