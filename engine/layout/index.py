@@ -64,7 +64,9 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def bucket_of(keys: pa.Array | pa.ChunkedArray, buckets: int) -> np.ndarray:
+def bucket_of_keys(keys: pa.Array | pa.ChunkedArray, buckets: int) -> np.ndarray:
+    """Bucket number (0..buckets-1) of each key; the file group is bucket_file_id(bucket).
+    Pipelines route rows to writer tasks by it, so one task writes each COW file group."""
     return (stable_hash(keys) % np.uint64(buckets)).astype(np.int64)
 
 
@@ -78,7 +80,7 @@ class Route:
 
 
 def route_bucket(keys: pa.Array | pa.ChunkedArray, buckets: int) -> Route:
-    return Route([bucket_file_id(b) for b in range(buckets)], bucket_of(keys, buckets))
+    return Route([bucket_file_id(b) for b in range(buckets)], bucket_of_keys(keys, buckets))
 
 
 class DynamicIndex:

@@ -495,7 +495,9 @@ def _effective(stats: list[WriteStat], t: str) -> tuple[list[WriteStat], list[st
             if s.file_id in bases and bases[s.file_id] != s.file_name:
                 raise EngineError(
                     f"instant {t} has two base files for file group {s.file_id}: "
-                    f"{bases[s.file_id]} and {s.file_name} (route rows by file group)"
+                    f"{bases[s.file_id]} and {s.file_name}: in a COW table each file group may be"
+                    " written by one task per instant (route rows by bucket_of_keys), and a"
+                    " task's later flush must pass its earlier stats as prior"
                 )
             bases[s.file_id] = s.file_name
     unique = list({s.file_name: s for s in effective}.values())

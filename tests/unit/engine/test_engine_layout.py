@@ -11,7 +11,7 @@ import pytest
 
 from engine.layout.file_names import base_file_name, log_file_name, parse_data_file
 from engine.layout.file_slices import build_view
-from engine.layout.index import DynamicIndex, bucket_of, stable_hash
+from engine.layout.index import DynamicIndex, bucket_of_keys, stable_hash
 
 T = "20240101000000%03d"
 
@@ -97,9 +97,9 @@ def test_hash_handles_slices_chunks_and_types():
 
 
 def test_buckets_are_balanced():
-    counts = np.bincount(bucket_of(pa.array(np.arange(80_000)), 8), minlength=8)
+    counts = np.bincount(bucket_of_keys(pa.array(np.arange(80_000)), 8), minlength=8)
     assert counts.min() > 9_000
-    counts = np.bincount(bucket_of(pa.array([f"k{i}" for i in range(80_000)]), 8), minlength=8)
+    counts = np.bincount(bucket_of_keys(pa.array([f"k{i}" for i in range(80_000)]), 8), minlength=8)
     assert counts.min() > 9_000
 
 
