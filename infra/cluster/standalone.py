@@ -189,6 +189,9 @@ class StandaloneBackend(ClusterBackend):
                 members = process_group(w.pid)
                 signal_group(w.pid, signal.SIGKILL)
                 wait_gone(members, 5.0)
+                proc = self._procs.get(f"worker-{n}")
+                if proc is not None and proc.pid == w.pid:
+                    proc.wait(5.0)
             self._reap()
             w.state = "killed"
 

@@ -10,7 +10,9 @@ build_image.sh calls.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -101,3 +103,36 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def image_exists(tag: str) -> bool:
+    return (
+        subprocess.run(
+            ["docker", "image", "inspect", tag], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
+
+
+def ensure_image(log: Path | None = None, timeout_s: float = 1800) -> str:
+    """The image for the project's current code: reused when built, else built by
+    build_image.sh (offline path; seconds when only the project changed, minutes from
+    scratch). Returns its tag."""
+    tag = image_tag()
+    if image_exists(tag):
+        return tag
+    script = project_root() / "infra" / "docker" / "build_image.sh"
+    env = {**os.environ, "PYTHON": sys.executable}
+    with open(log or "/dev/null", "ab") as out:
+        proc = subprocess.run(
+            ["bash", str(script)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            timeout=timeout_s,
+            check=False,
+        )
+    if proc.returncode != 0 or not image_exists(tag):
+        where = f"; see {log}" if log else ""
+        raise RuntimeError(f"building the docker image {tag} failed{where}")
+    return tag
