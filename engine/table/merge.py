@@ -52,7 +52,3 @@ def drop_deleted(table: pa.Table) -> pa.Table:
     if deleted.null_count == 0 and not pc.any(deleted).as_py():
         return table
     return table.filter(pc.invert(pc.fill_null(deleted, False)))
-
-
-def strip_meta(table: pa.Table) -> pa.Table:
-    return table.drop_columns([c for c in META_COLUMNS if c in table.column_names])

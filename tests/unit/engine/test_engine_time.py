@@ -40,7 +40,7 @@ def test_adjustable_clock_offset_drift_jump_reset():
     clock = AdjustableClock(base)
     assert clock.now_ms() == T0
     clock.set_offset_ms(-500)
-    assert clock.now_ms() == T0 - 500
+    assert clock.now_ms() == T0 - 500 and clock.skew_ms == -500
     clock.jump_ms(100)
     assert clock.now_ms() == T0 - 400
     clock.set_drift_ppm(1000)  # 1 ms per second, from now on
