@@ -75,6 +75,64 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
     out.print(f"{html}\n{md}")
 
 
+@app.command()
+def compare(
+    scenario: ScenarioArg,
+    axis: Annotated[
+        str | None, typer.Option(help="compare along KEY=V1,V2 instead of the matrix")
+    ] = None,
+    repeat: Annotated[int | None, typer.Option(help="repetitions per variant")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="where results go")] = Path("runs"),
+    set_: SetOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress display")] = False,
+) -> None:
+    """Run two variants with interleaved repetitions and compare them statistically."""
+    from harness.jobs.compare import run_comparison, with_axis
+    from reports import render_comparison, render_run
+
+    loaded = _load(scenario, set_)
+    if axis:
+        try:
+            loaded = with_axis(loaded, axis)
+        except ScenarioError as exc:
+            err.print(f"[red]invalid --axis[/red]\n{exc}", highlight=False)
+            raise typer.Exit(EXIT_ERROR) from None
+    try:
+        result = run_comparison(
+            loaded, out_dir, repeat, quiet, on_run=lambda o: render_run(o.paths.root)
+        )
+    except ValueError as exc:
+        err.print(str(exc))
+        raise typer.Exit(EXIT_ERROR) from None
+    dirs = {v: [o.paths.root for o in outs] for v, outs in result.runs.items()}
+    page = render_comparison(dirs, result.out_dir, result.table)
+    _print_comparison(result.variants, result.table)
+    out.print(f"[bold]{page}[/bold]")
+    raise typer.Exit(max(VERDICT_EXIT.get(v, EXIT_ERROR) for v in result.verdicts))
+
+
+def _print_comparison(variants: list[str], table: list[dict]) -> None:
+    from rich.table import Table as RichTable
+
+    grid = RichTable(title=f"A = {variants[0]}, B = {variants[1]}")
+    for column in ("metric", "A", "B", "delta %", "p", "verdict"):
+        grid.add_column(column)
+    for row in table:
+
+        def fmt(x):
+            return "-" if x is None else f"{x:,.3g}" if isinstance(x, float) else str(x)
+
+        grid.add_row(
+            row["metric"],
+            fmt(row.get("a")),
+            fmt(row.get("b")),
+            fmt(row.get("delta_pct")),
+            fmt(row.get("p_value")),
+            str(row.get("verdict")),
+        )
+    out.print(grid)
+
+
 def _print_summary(root: Path, result: dict) -> None:
     colour = {"valid": "green", "invalid": "red"}.get(result["verdict"], "yellow")
     out.print(f"[bold]{root}[/bold]: [{colour}]{result['verdict']}[/{colour}]")

@@ -238,7 +238,14 @@ class Coordinator:
     # ------------------------------------------------------------------ checkpoints
     def snapshot(self, checkpoint_id: int, timeout_s: float | None = None) -> dict[str, Any]:
         """Persist fully reported entries before the writers of ``checkpoint_id`` start."""
-        return self._meta.submit(self._snapshot, checkpoint_id).result(timeout=timeout_s)
+        return self.snapshot_async(checkpoint_id).result(timeout=timeout_s)
+
+    def snapshot_async(self, checkpoint_id: int) -> Future[dict[str, Any]]:
+        """Queue the snapshot without waiting for it. It runs on the meta thread after the
+        commits queued before it and before any event of writers started afterwards, so the
+        writers need not wait for earlier commits (Flink's coordinator checkpoint is
+        asynchronous too); the checkpoint is durable once the future is done."""
+        return self._meta.submit(self._snapshot, checkpoint_id)
 
     def _snapshot(self, checkpoint_id: int) -> dict[str, Any]:
         self._raise_if_failed()

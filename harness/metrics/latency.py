@@ -39,14 +39,16 @@ def instant_waits_ms(created: pd.DataFrame) -> dict[str, dict[str, float | None]
 
 
 def writer_blocked_ms_per_s(requests: pd.DataFrame, buckets: Buckets, t0: float) -> dict[str, Any]:
-    """Milliseconds per second that writers (summed) spent blocked on earlier commits.
+    """Milliseconds per second that writers (summed) spent waiting for their instant:
+    the whole wait a writer saw (`latency_ms`), which in blocking mode includes waiting for
+    earlier commits (the coordinator's part of it is `blocked_ms`).
 
     A request reports its wait when it ends; the wait is spread back over the seconds it
     covered, so a 3 s block shows as 3 blocked seconds, not one 3000 ms spike.
     """
     if len(buckets) == 0:
         return percentiles([], ["mean", "p99"])
-    blocked_s = np.nan_to_num(_column(requests, "blocked_ms")) / 1000.0
+    blocked_s = np.nan_to_num(_column(requests, "latency_ms")) / 1000.0
     ends = _column(requests, "t") - t0
     per_bucket = buckets.overlap(ends - blocked_s, ends) * 1000.0 / buckets.width
     return percentiles(per_bucket, ["mean", "p99"])

@@ -86,8 +86,14 @@ class EngineSink:
         self._acks: list[Any] = []
 
     def process_batch(self, df, batch_id: int) -> None:
-        # The coordinator snapshots before the writers do (FLINK-16986).
-        self.coordinator.snapshot(batch_id)
+        # The coordinator snapshots before the writers do (FLINK-16986); the writers do not
+        # wait for it, but Spark may record the batch (its checkpoint) only once it is done.
+        snapshot = self.coordinator.snapshot_async(batch_id)
+        # Ask for this batch's instant and the next one's now, without waiting: creation
+        # (lock + TrueTime wait) then overlaps the batch instead of stalling its writers.
+        # Blocking mode still cannot create an instant before the earlier ones committed.
+        for checkpoint_id in (batch_id - 1, batch_id):
+            self.coordinator.request_instant(checkpoint_id, -1, 0.0)
         task_cfg = TaskConfig(
             batch_id=batch_id,
             checkpoint_id=batch_id - 1,
@@ -106,6 +112,7 @@ class EngineSink:
         )
         fn = functools.partial(write_with_engine, cfg=task_cfg.to_dict())
         df.mapInArrow(fn, TASK_RESULT_SCHEMA).collect()
+        snapshot.result()
         self._restore_pending = False
 
     def checkpoint_complete(self, batch_id: int, info: dict) -> None:

@@ -1,0 +1,1 @@
+"""The jobs built on single runs: compare (A/B), nightly, capacity."""
