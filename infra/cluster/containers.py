@@ -6,6 +6,7 @@ labels, so down() finds and removes everything a cluster started, even after a c
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -78,9 +79,24 @@ class DockerBackend(ClusterBackend):
         return self._image
 
     def executor_python(self) -> str:
-        from infra.docker.image import VENV_PYTHON
+        from infra.docker.image import PYTHON_COMMAND
 
-        return VENV_PYTHON
+        return PYTHON_COMMAND
+
+    def driver_env(self) -> dict[str, str]:
+        """PySpark ships the driver's PYSPARK_PYTHON to executors as the command to run,
+        and runs it on the driver too (Python data sources). A command name serves both:
+        in the image it is the venv's python; for the driver, a wrapper around this
+        interpreter in <work_dir>/bin, put first on the driver's PATH."""
+        from infra.docker.image import PYTHON_COMMAND
+
+        bindir = self.work_dir / "bin"
+        bindir.mkdir(parents=True, exist_ok=True)
+        wrapper = bindir / PYTHON_COMMAND
+        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        wrapper.chmod(0o755)
+        path = os.environ.get("PATH", "/usr/bin:/bin")
+        return {"PYSPARK_PYTHON": PYTHON_COMMAND, "PATH": f"{bindir}:{path}"}
 
     def _check_image(self) -> None:
         import docker.errors
@@ -117,6 +133,7 @@ class DockerBackend(ClusterBackend):
             "SPARK_LOCAL_IP": host,
             "SPARK_DAEMON_MEMORY": "512m",
             "PYSPARK_PYTHON": self.executor_python(),
+            "PATH": "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "HOME": "/tmp",
             CLUSTER_ENV: self.cluster_id,
             OWNER_ENV: labels[LABEL_OWNER],

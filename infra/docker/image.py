@@ -19,7 +19,10 @@ from pathlib import Path
 
 REPO = "instantbench-spark"
 BASE_IMAGE = "instantbench-debian:bookworm"
-VENV_PYTHON = "/opt/venv/bin/python"  # the interpreter executors use in the image
+VENV_PYTHON = "/opt/venv/bin/python"  # the image's interpreter
+# PYSPARK_PYTHON for the docker backend: a command name found on PATH, in the image
+# /opt/venv/bin/instantbench-python, on the host a wrapper (see DockerBackend.driver_env).
+PYTHON_COMMAND = "instantbench-python"
 PACKAGES = ("engine", "harness", "infra", "reports")
 TOP_FILES = ("pyproject.toml", "README.md")
 PINNED = ("pyspark", "pyarrow", "pandas")
