@@ -1,0 +1,126 @@
+"""Suite files (scenarios/suites/*.yaml): the scenarios a nightly run runs, their overrides,
+whether the engine's pytest-benchmark micro-benchmarks run too, and the detector settings.
+
+```yaml
+name: nightly
+scenarios:
+  - scenario: ../smoke.yaml          # relative to the suite file
+    set: [duration_s=20]             # --set overrides (dotted keys)
+    id: smoke                        # history series name (default: the scenario's name)
+    repeat: 1                        # runs per night; the night's value is their median
+benchmarks: {path: ../../tests/benchmarks, args: []}   # omit for none
+detector: {window: 20, min_history: 5, z_threshold: 5, min_change: 0.25}
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, ValidationError
+
+from harness.jobs.regression import DetectorParams
+from harness.scenario import Scenario, ScenarioError, load_scenario, read_raw
+from harness.scenario.base import PosFloat, PosInt, Strict
+from harness.scenario.errors import problems_from_validation
+
+Name = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
+
+
+class SuiteError(ValueError):
+    """A suite file that cannot be run; the message names the file and the key."""
+
+
+class EntrySpec(Strict):
+    scenario: str
+    set: list[str] = Field(default_factory=list)
+    id: Name | None = None
+    repeat: PosInt = 1
+
+
+class BenchmarkSpec(Strict):
+    path: str
+    args: list[str] = Field(default_factory=list)
+    timeout_s: PosFloat = 900
+
+
+class DetectorSpec(Strict):
+    window: PosInt = DetectorParams.window
+    min_history: Annotated[int, Field(ge=2)] = DetectorParams.min_history
+    z_threshold: PosFloat = DetectorParams.z_threshold
+    min_change: PosFloat = DetectorParams.min_change
+
+
+class SuiteSpec(Strict):
+    name: Name
+    scenarios: list[EntrySpec] = Field(default_factory=list)
+    benchmarks: BenchmarkSpec | None = None
+    detector: DetectorSpec = Field(default_factory=DetectorSpec)
+
+
+@dataclass(frozen=True)
+class SuiteEntry:
+    # The history series. Overrides do not change it on purpose: tonight's run with a slowed
+    # storage layer must be judged against the history of the normal one.
+    id: str
+    file: Path
+    overrides: tuple[str, ...]
+    repeat: int
+    scenario: Scenario
+
+
+@dataclass(frozen=True)
+class Benchmarks:
+    path: Path
+    args: tuple[str, ...]
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    source: Path
+    entries: list[SuiteEntry]
+    benchmarks: Benchmarks | None
+    detector: DetectorParams
+
+
+def load_suite(path: Path) -> Suite:
+    path = Path(path)
+    try:
+        raw = read_raw(path)
+    except ScenarioError as exc:  # unreadable or not YAML: same wording as for scenarios
+        raise SuiteError(str(exc)) from None
+    try:
+        spec = SuiteSpec.model_validate(raw)
+    except ValidationError as exc:
+        problems = problems_from_validation(SuiteSpec, exc)
+        raise SuiteError("\n".join(f"{path}: {p.text()}" for p in problems)) from None
+    if not spec.scenarios and spec.benchmarks is None:
+        raise SuiteError(f"{path}: scenarios: a suite needs at least one scenario or benchmarks")
+    entries = [_entry(path, i, e) for i, e in enumerate(spec.scenarios)]
+    ids = [e.id for e in entries]
+    if dupes := sorted({i for i in ids if ids.count(i) > 1}):
+        raise SuiteError(
+            f"{path}: scenarios: two entries share the id {', '.join(dupes)}; give each "
+            "an `id:` of its own (it names the history series)"
+        )
+    benchmarks = None
+    if spec.benchmarks is not None:
+        bench_path = (path.parent / spec.benchmarks.path).resolve()
+        if not bench_path.exists():
+            raise SuiteError(f"{path}: benchmarks.path: {bench_path} does not exist")
+        benchmarks = Benchmarks(bench_path, tuple(spec.benchmarks.args), spec.benchmarks.timeout_s)
+    detector = DetectorParams(**spec.detector.model_dump())
+    return Suite(spec.name, path, entries, benchmarks, detector)
+
+
+def _entry(suite: Path, index: int, spec: EntrySpec) -> SuiteEntry:
+    file = (suite.parent / spec.scenario).resolve()
+    try:
+        scenario = load_scenario(file, spec.set)
+    except ScenarioError as exc:
+        raise SuiteError(f"{suite}: scenarios.{index} ({spec.scenario}):\n{exc}") from None
+    return SuiteEntry(spec.id or scenario.name, file, tuple(spec.set), spec.repeat, scenario)

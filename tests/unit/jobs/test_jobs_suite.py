@@ -1,0 +1,66 @@
+"""Suite files: the shipped ones parse; mistakes name the file and the key."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.jobs.suite import SuiteError, load_suite
+
+SUITES = Path(__file__).parents[3] / "scenarios" / "suites"
+SMOKE = (SUITES.parent / "smoke.yaml").resolve()
+
+
+def _suite(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_shipped_suites_parse() -> None:
+    nightly = load_suite(SUITES / "nightly.yaml")
+    assert [e.id for e in nightly.entries] == ["smoke", "bank", "blocking-vs-async"]
+    assert nightly.benchmarks is not None and nightly.benchmarks.path.name == "benchmarks"
+    quick = load_suite(SUITES / "quick.yaml")
+    (entry,) = quick.entries
+    assert entry.id == "smoke" and entry.scenario.duration_s == 8
+    assert quick.benchmarks is None
+
+
+def test_overrides_keep_the_series_id(tmp_path: Path) -> None:
+    suite = load_suite(
+        _suite(
+            tmp_path,
+            f"name: s\nscenarios:\n  - scenario: {SMOKE}\n"
+            "    set: [table.storage.latency_ms=200]\n",
+        )
+    )
+    (entry,) = suite.entries
+    assert entry.id == "smoke" and entry.scenario.table.storage.latency_ms == 200
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("name: s\nscenarios:\n  - scenario: x.yaml\n    repeats: 2\n", "scenarios.0.repeats"),
+        ("name: s\nscenario: []\n", "scenario"),
+        ("name: Bad Name\nscenarios: []\nbenchmarks: {path: .}\n", "name"),
+        ("name: s\nscenarios:\n  - scenario: missing.yaml\n", "missing.yaml"),
+        ("name: s\n", "at least one scenario"),
+        ("name: s\nbenchmarks: {path: nowhere}\n", "benchmarks.path"),
+        ("name: s\ndetector: {min_history: 1}\n", "detector.min_history"),
+        (
+            f"name: s\nscenarios:\n  - {{scenario: {SMOKE}, set: [engine.writerz=3]}}\n",
+            "engine.writerz",
+        ),
+        (
+            f"name: s\nscenarios:\n  - scenario: {SMOKE}\n  - scenario: {SMOKE}\n",
+            "share the id smoke",
+        ),
+        ("name: s\nname: t\n", "duplicate key"),
+    ],
+)
+def test_mistakes_name_the_key(tmp_path: Path, text: str, expected: str) -> None:
+    path = _suite(tmp_path, text)
+    with pytest.raises(SuiteError) as info:
+        load_suite(path)
+    assert str(path) in str(info.value) and expected in str(info.value)
