@@ -196,14 +196,10 @@ class ActiveTimeline:
                 self.archive.metadata_json(instant.requested_time), f"archived instant {name}"
             )
         else:
+            if instant.state == INFLIGHT:  # inflight files are written empty: no metadata
+                return self.read_metadata(instant.with_state(REQUESTED))
             path = f"{TIMELINE_DIR}/{name}"
-            try:
-                data = self.storage.read_bytes(path)
-            except FileNotFoundError:
-                if instant.state == INFLIGHT:  # inflight files carry no metadata of their own
-                    return self.read_metadata(instant.with_state(REQUESTED))
-                raise
-            meta = decode_metadata(data, self.storage.full_path(path))
+            meta = decode_metadata(self.storage.read_bytes(path), self.storage.full_path(path))
         if instant.is_completed:  # immutable: cache
             self._meta[name] = meta
         return meta

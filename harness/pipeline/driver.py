@@ -26,6 +26,7 @@ from harness.pipeline.source import SOURCE_NAME, EventSource
 from harness.run_clock import RunClock
 
 STATUS_EVERY_S = 0.5
+SETTLE_TIMEOUT_S = 30.0
 
 
 def _write_status(path: str, status: dict) -> None:
@@ -42,6 +43,14 @@ def _warm_up(spark, tasks: int) -> None:
     """Start the executors' Python workers before the run's clock starts, so that the first
     micro-batch measures the pipeline, not Spark's start-up."""
     spark.range(tasks, numPartitions=tasks).mapInArrow(_identity, "id long").collect()
+
+
+def _settle(sink, query) -> None:
+    """Before stopping, let the stream reach a state a restart would not change: recovery
+    finished and the commits of every delivered ACK done (a fault may prevent it)."""
+    deadline = time.time() + SETTLE_TIMEOUT_S
+    while time.time() < deadline and query.isActive and not sink.settled():
+        time.sleep(0.1)
 
 
 def run(cfg: DriverConfig) -> int:
@@ -80,6 +89,7 @@ def run(cfg: DriverConfig) -> int:
                 break
             _write_status(cfg.status_file, {"t": time.time(), "pid": os.getpid(), **sink.status()})
             time.sleep(STATUS_EVERY_S)
+        _settle(sink, query)
     finally:
         query.stop()
         acks.stop()

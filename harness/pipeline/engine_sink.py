@@ -121,6 +121,14 @@ class EngineSink:
     def _notify(self, batch_id: int) -> None:
         self._acks.append(self.coordinator.notify_checkpoint_complete(batch_id))
 
+    def settled(self) -> bool:
+        """Safe to stop: the writers re-sent any restored WriteMeta (a batch ran since the
+        restart), and every ACK delivered so far has been handled and its commits done."""
+        if self._restore_pending or not all(ack.done() for ack in self._acks):
+            return False
+        status = self.coordinator.status()
+        return all(ckp >= status["last_ack"] for ckp in status["pending"])
+
     def status(self) -> dict:
         return {
             "pending_instants": self.coordinator.pending_instants(),

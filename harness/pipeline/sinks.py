@@ -15,6 +15,7 @@ from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA, write_raw_parquet
 class Sink(Protocol):
     def process_batch(self, df, batch_id: int) -> None: ...
     def checkpoint_complete(self, batch_id: int, info: dict) -> None: ...
+    def settled(self) -> bool: ...
     def status(self) -> dict: ...
     def close(self) -> None: ...
 
@@ -52,6 +53,9 @@ class RawParquetSink:
             min_offset=info["start_offset"],
             max_offset=info["end_offset"],
         )
+
+    def settled(self) -> bool:
+        return True
 
     def status(self) -> dict:
         with self._lock:
