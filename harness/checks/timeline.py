@@ -38,12 +38,18 @@ def timeline(
     instants = list(instants)
     if not instants:
         return CheckResult(NAME, "unknown", {"reason": "no instants on the timeline"})
-    by_generation = sorted(instants, key=lambda i: i["generated_order"])
+    # Instants whose generation or commit was not observed (made inside the engine, e.g.
+    # rollbacks) have no order (None): they count for uniqueness, not for the order checks.
+    by_generation = sorted(
+        (i for i in instants if i.get("generated_order") is not None),
+        key=lambda i: i["generated_order"],
+    )
     completed = [i for i in instants if i.get("state") == "completed"]
     no_time = [i["requested"] for i in completed if i.get("completed") is None]
     timed = [i for i in completed if i.get("completed") is not None]
-    with_order = all("commit_order" in i for i in timed)
-    by_commit = sorted(timed, key=lambda i: i["commit_order"]) if with_order else []
+    ordered = [i for i in timed if i.get("commit_order") is not None]
+    with_order = bool(ordered)
+    by_commit = sorted(ordered, key=lambda i: i["commit_order"])
 
     violations: dict[str, list[Any]] = {
         "requested_duplicates": _duplicates(i["requested"] for i in instants),

@@ -68,17 +68,13 @@ def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dic
     out = []
     for instant in final.instants:
         requested = instant["requested"]
-        # Instants the engine made itself (rollbacks, compactions) have no event: they are
-        # placed by their own times, so only recorded generations and commits are judged.
+        # Instants the engine made itself (rollbacks, compactions) have no event: only
+        # observed generations and commits are judged for order.
         out.append(
             {
                 **instant,
-                "generated_order": (0, generated[requested])
-                if requested in generated
-                else (1, requested),
-                "commit_order": (0, order[requested])
-                if requested in order
-                else (1, instant["completed"] or ""),
+                "generated_order": generated.get(requested),
+                "commit_order": order.get(requested),
                 "committed_count": committed.get(requested, 1 if instant["completed"] else 0),
             }
         )
