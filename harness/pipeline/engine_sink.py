@@ -16,6 +16,7 @@ from engine.table import Table
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
+from harness.pipeline.compaction import CompactionService
 from harness.pipeline.config import DriverConfig
 from harness.pipeline.engine_task import TaskConfig, write_with_engine
 from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA
@@ -81,6 +82,14 @@ class EngineSink:
         self._restore_pending = restored is not None
         if restored is not None:
             self.coordinator.restore(restored)
+        # The compaction service shares the coordinator's table handle (clock, lock, faults).
+        self.compaction = (
+            CompactionService(self.table, cfg.compaction_every_s, history)
+            if cfg.compaction_every_s > 0
+            else None
+        )
+        if self.compaction is not None:
+            self.compaction.start()
         self.server = CoordinatorServer(self.coordinator, host=cfg.rpc_host, secret=cfg.secret)
         self.endpoint = self.server.start()
         self._acks: list[Any] = []
@@ -142,6 +151,8 @@ class EngineSink:
             for ack in self._acks:
                 ack.result(timeout=max(deadline - time.time(), 0.1))
         finally:
+            if self.compaction is not None:
+                self.compaction.stop()
             self.server.close()
             self.coordinator.close()
             self.table.close()

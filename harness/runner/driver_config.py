@@ -64,6 +64,7 @@ def driver_config(
         secret=Endpoint.new_secret(),
         faults=[o.to_dict() for o in fault_occurrences(scenario)],
         storage_latency_ms=scenario.table.storage.latency_ms,
+        compaction_every_s=scenario.table.compaction.every_s,
         fired_dir=str(paths.control / "fired"),
         stop_file=str(paths.control / "STOP"),
         status_file=str(paths.control / "status.json"),
