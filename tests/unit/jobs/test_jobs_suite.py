@@ -22,7 +22,7 @@ def test_the_shipped_suites_parse() -> None:
     assert nightly.benchmarks is not None and nightly.benchmarks.path.name == "benchmarks"
     quick = load_suite(SUITES / "quick.yaml")
     (entry,) = quick.entries
-    assert entry.id == "smoke" and entry.scenario.duration_s == 8
+    assert entry.id == "smoke" and entry.scenario.duration_s == 12
     assert quick.benchmarks is None
 
 
