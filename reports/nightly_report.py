@@ -74,9 +74,11 @@ def render_nightly(night_dir: Path) -> Path:
         run["link"] = os.path.relpath(report, night_dir) if run["run_dir"] else None
     failed = [r for r in runs if r["verdict"] != "valid"]
     code = data.get("exit_code", 2)
+    # Exit 1 with every run valid is a performance regression, not a correctness one.
+    status = {0: "valid", 1: "invalid" if failed else "regression"}.get(code, "unknown")
     context = {
         "data": data,
-        "status": {0: "valid", 1: "invalid"}.get(code, "unknown"),
+        "status": status,
         "headline": _headline(data, failed),
         "regressions": [(f, _describe(f)) for f in data.get("regressions", [])],
         "improvements": [

@@ -32,6 +32,11 @@ from harness.runner.run import RunOutcome, run_scenario
 from harness.scenario import expand_matrix
 
 VERDICT_EXIT = {"valid": 0, "invalid": 1}
+# What is judged, by run kind: {metric: (direction, smallest absolute change that matters)}.
+RULES: dict[str, dict[str, tuple[Direction, float]]] = {
+    "scenario": scenario_rules(),
+    "benchmark": BENCHMARK_METRICS,
+}
 TREND_NIGHTS = 30  # nights drawn per trend chart
 
 
@@ -104,21 +109,13 @@ def record_night(
     host, commit = platform.node(), env["versions"].get("commit")
     values = night_values(runs)
     history = store.history(
-        suite.name, host, ts, sorted({s for s, _ in values}), suite.detector.window
+        suite.name, host, ts, sorted({s for _, s, _ in values}), suite.detector.window
     )
-    findings = [
-        judge(
-            series,
-            metric,
-            value,
-            history.get((series, metric), []),
-            direction,
-            suite.detector,
-            floor,
-        )
-        for (series, metric), value in sorted(values.items())
-        for direction, floor in [_rule(runs, series, metric)]
-    ]
+    findings = []
+    for (kind, series, metric), value in sorted(values.items()):
+        direction, floor = RULES[kind][metric]
+        past = history.get((series, metric), [])
+        findings.append(judge(series, metric, value, past, direction, suite.detector, floor))
     common = {"night_id": night_id, "ts": ts, "suite": suite.name, "commit": commit, "host": host}
     store.append(
         "metrics",
@@ -156,24 +153,18 @@ def record_night(
     return result
 
 
-def night_values(runs: list[RunRecord]) -> dict[tuple[str, str], float]:
-    """The night's value of every judged (series, metric): the median over the valid
+def night_values(runs: list[RunRecord]) -> dict[tuple[str, str, str], float]:
+    """The night's value of every judged (kind, series, metric): the median over the valid
     repeats (an invalid or failed run's numbers are not a performance measurement)."""
-    samples: dict[tuple[str, str], list[float]] = {}
-    rules = scenario_rules()
+    samples: dict[tuple[str, str, str], list[float]] = {}
     for run in runs:
         if run.verdict != "valid":
             continue
-        judged = rules if run.kind == "scenario" else BENCHMARK_METRICS
-        for metric in judged:
+        for metric in RULES[run.kind]:
             if metric in run.metrics:
-                samples.setdefault((run.series, metric), []).append(run.metrics[metric])
+                key = (run.kind, run.series, metric)
+                samples.setdefault(key, []).append(run.metrics[metric])
     return {key: statistics.median(xs) for key, xs in samples.items()}
-
-
-def _rule(runs: list[RunRecord], series: str, metric: str) -> tuple[Direction, float]:
-    kind = next(r.kind for r in runs if r.series == series)
-    return (scenario_rules() if kind == "scenario" else BENCHMARK_METRICS)[metric]
 
 
 def _run_key(run: RunRecord) -> dict[str, Any]:
