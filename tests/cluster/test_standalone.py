@@ -1,0 +1,143 @@
+"""Standalone backend: real master and worker processes from the pip-installed Spark."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from cluster_helpers import TEST_MASTER_HOST, run_job
+
+from infra.cluster import ClusterError, backend_for, master_json
+from infra.cluster.base import alive_worker_hosts
+from infra.cluster.procs import alive, pids_with_env, proc_state
+
+pytestmark = pytest.mark.cluster
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _wait(predicate, timeout_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
+def test_standalone_cluster_runs_a_job_and_takes_worker_faults(tmp_path):
+    cluster = backend_for(
+        "standalone", 2, 1, tmp_path / "cluster", master_host=TEST_MASTER_HOST, clock_control=True
+    )
+    with cluster:
+        info = cluster.info
+        assert info.master_url == f"spark://{TEST_MASTER_HOST}:7077"
+        hosts = ["127.0.0.21", "127.0.0.22"]
+        assert [w.host for w in info.workers] == hosts
+        assert alive_worker_hosts(master_json(info.web_url)) == hosts
+        assert all(alive(w.pid) for w in info.workers)
+        assert (tmp_path / "cluster" / "logs" / "master.log").exists()
+
+        # A real job; worker 2's clock runs 5 s ahead (libfaketime in its Python workers).
+        cluster.set_worker_clock(2, 5000)
+        time.sleep(1.5)  # libfaketime re-reads the offset every second
+        answer = run_job(cluster)
+        rows = answer["rows"]
+        assert sorted(r["id"] for r in rows) == list(range(8))
+        assert {r["host"] for r in rows} <= set(hosts)
+        assert {r["python"] for r in rows} == {sys.executable}
+        for r in rows:
+            skew = r["wall_minus_mono"] - answer["base"]
+            want = 5.0 if r["host"] == "127.0.0.22" else 0.0
+            assert abs(skew - want) < 0.5, (r, skew)
+
+        # pause: every process of worker 1 (the worker JVM; during a job also its executor
+        # and the executor's Python workers: one process group) is stopped.
+        pids1 = cluster.worker_pids(1)
+        assert info.worker(1).pid in pids1
+        cluster.pause_worker(1)
+        assert _wait(lambda: all(proc_state(p) in ("T", "Z", None) for p in pids1), 5)
+        assert proc_state(info.worker(1).pid) == "T"
+        cluster.resume_worker(1)
+        assert _wait(lambda: proc_state(info.worker(1).pid) not in ("T", None), 5)
+
+        # kill: worker 2 and everything under it is gone; the master notices.
+        pids2 = cluster.worker_pids(2)
+        cluster.kill_worker(2)
+        assert not any(alive(p) for p in pids2)
+        assert _wait(lambda: alive_worker_hosts(master_json(info.web_url)) == hosts[:1], 30)
+        assert cluster.status()["workers"][1]["state"] == "killed"
+
+        # restart: back on its own address, registered again; a job runs on the cluster.
+        cluster.restart_worker(2, clock_offset_ms=0)
+        assert alive_worker_hosts(master_json(info.web_url)) == hosts
+        assert {r["id"] for r in run_job(cluster, 4)["rows"]} == set(range(4))
+        cluster_id = cluster.cluster_id
+    # down(): no process of the cluster is left, its addresses are free again.
+    assert pids_with_env("INSTANTBENCH_CLUSTER_ID", cluster_id) == []
+    assert not any(alive(p) for p in pids1 + pids2)
+    assert _port_free(TEST_MASTER_HOST, 7077) and _port_free(TEST_MASTER_HOST, 8080)
+    cluster.down()  # idempotent
+
+
+def test_failed_start_leaves_nothing_behind(tmp_path):
+    cluster = backend_for(
+        "standalone", 1, 1, tmp_path / "c", master_host=TEST_MASTER_HOST, start_timeout_s=0.5
+    )
+    with pytest.raises(ClusterError, match="registered"):
+        cluster.up()
+    assert pids_with_env("INSTANTBENCH_CLUSTER_ID", cluster.cluster_id) == []
+    assert cluster.info is None
+
+
+def test_busy_address_is_a_clear_error(tmp_path):
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((TEST_MASTER_HOST, 7077))
+        s.listen()
+        cluster = backend_for("standalone", 1, 1, tmp_path / "c", master_host=TEST_MASTER_HOST)
+        with pytest.raises(ClusterError, match=r"127\.0\.0\.20:7077 is in use"):
+            cluster.up()
+
+
+CTRL_C = """
+import sys, time
+from pathlib import Path
+from infra.cluster import backend_for
+with backend_for("standalone", 1, 1, Path(sys.argv[1]), master_host=sys.argv[2]) as c:
+    print(c.cluster_id, flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupt_tears_the_cluster_down(tmp_path, sig):
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C, str(tmp_path / "c"), TEST_MASTER_HOST],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.getcwd(),
+    )
+    try:
+        cluster_id = proc.stdout.readline().strip()  # printed once the cluster is up
+        assert cluster_id, "the cluster did not come up"
+        assert pids_with_env("INSTANTBENCH_CLUSTER_ID", cluster_id)
+        proc.send_signal(sig)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert pids_with_env("INSTANTBENCH_CLUSTER_ID", cluster_id) == []
