@@ -58,9 +58,14 @@ def docker_available() -> tuple[bool, str]:
 class DockerBackend(ClusterBackend):
     name = "docker"
 
-    def __init__(self, *args: Any, image: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, image: str | None = None, build_image: bool = True, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._image = image
+        # Build the image for the project's current code when it is missing (build_image.sh:
+        # seconds when only the code changed, a few minutes from nothing).
+        self.build_image = build_image and image is None
         self._client = None
 
     # --- docker ------------------------------------------------------------------------
@@ -103,15 +108,28 @@ class DockerBackend(ClusterBackend):
 
         try:
             self.client.images.get(self.image)
+            return
         except docker.errors.ImageNotFound:
+            if not self.build_image:
+                raise ClusterError(
+                    f"docker image {self.image} is not built (it matches the project's "
+                    f"current code); build it with infra/docker/build_image.sh"
+                ) from None
+        from infra.docker.image import ensure_image
+
+        log = self.log_dir / "image-build.log"
+        try:
+            self._image = ensure_image(log)
+        except Exception as exc:
             raise ClusterError(
-                f"docker image {self.image} is not built (it matches the project's current "
-                f"code); build it with infra/docker/build_image.sh"
+                f"could not build the docker image {self.image} ({exc}); see {log}"
             ) from None
 
     def _volumes(self) -> dict[str, dict[str, str]]:
-        paths = {self.work_dir, *self.mounts}
-        return {str(p): {"bind": str(p), "mode": "rw"} for p in sorted(paths)}
+        """The work dir and the mounts at their own paths; none inside another."""
+        paths = sorted({self.work_dir, *self.mounts})
+        outer = [p for p in paths if not any(q != p and p.is_relative_to(q) for q in paths)]
+        return {str(p): {"bind": str(p), "mode": "rw"} for p in outer}
 
     def _run(
         self,
@@ -248,9 +266,9 @@ class DockerBackend(ClusterBackend):
         with self._lock:
             if self.info is not None:
                 return self.info
-            self._check_image()
-            self._check_ports()
             self._prepare_dirs()
+            self._check_ports()
+            self._check_image()
             info = self._new_info()
             info.image = self.image
             self.info = info

@@ -9,7 +9,7 @@
 # Env: BASE (e.g. python:3.11-slim-bookworm when a registry is reachable),
 #      MIRROR (default: read from /etc/apt/sources.list.d/* or /etc/apt/sources.list),
 #      PYTHON (the host's python with the project installed; default: python),
-#      FORCE=1 (rebuild even when the tag exists).
+#      FORCE=1 (rebuild even when the tag exists), KEEP (project images kept, default 3).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -86,4 +86,7 @@ start=$(date +%s)
 docker build --network host "${build_args[@]}" \
     --label instantbench.image=1 -t "$tag" -f infra/docker/Dockerfile "$ctx"
 echo "build_image: built $tag in $(($(date +%s) - start))s"
+# Keep the KEEP newest project images (older code); one in use by a container stays.
+docker image ls "${tag%%:*}" --format '{{.Repository}}:{{.Tag}}' | tail -n +"$((${KEEP:-3} + 1))" \
+    | xargs -r docker image rm >/dev/null 2>&1 || true
 echo "$tag"
