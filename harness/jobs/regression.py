@@ -27,26 +27,29 @@ Status = Literal["regression", "improvement", "ok", "short_history"]
 MAD_TO_SD = 1.4826
 
 # The scenario metrics judged every night, with the smallest absolute change that matters.
-# Continuous ones only: a count such as stalls.count flips between 0 and 1 on noise and
-# would alarm on a flat history. Smoothness per checkpoint interval rather than per second:
-# with a 2 s interval the 1 s buckets alternate between 0 and 2x the rate, so their p50 and
-# stall counts are quantisation, not behaviour (see harness/runner/analysis.py).
+# Central values, not tails: a 20 s run commits ~10 instants, so its p99 commit latency is
+# its slowest commit, and two runs of unchanged code differed 2x on it on a busy machine;
+# a slowed storage layer or engine moves the median just as much. Continuous values only:
+# a count such as stalls.count flips between 0 and 1 on noise. Smoothness per checkpoint
+# interval, not per second: with a 2 s interval the 1 s buckets alternate between 0 and 2x
+# the rate (see harness/runner/analysis.py). Every other metric is stored and queryable.
 SCENARIO_METRICS: dict[str, float] = {
     "throughput_rows_per_s.mean": 0.0,
     "throughput_per_checkpoint_rows_per_s.p5": 0.0,
     "stalls_per_checkpoint.total_s": 2.0,
     "writer_blocked_ms_per_s.mean": 20.0,
-    "instant_request_ms.p99": 10.0,
+    "instant_request_ms.p50": 10.0,
     "commit_latency_ms.p50": 10.0,
-    "commit_latency_ms.p99": 20.0,
-    "freshness_s.p99": 0.5,
+    "freshness_s.mean": 0.5,
     "backlog_rows.max": 0.0,
 }
 # Directions of the judged metrics that harness.metrics.DIRECTIONS does not list.
 EXTRA_DIRECTIONS: dict[str, Direction] = {
     "throughput_per_checkpoint_rows_per_s.p5": "higher",
     "stalls_per_checkpoint.total_s": "lower",
+    "instant_request_ms.p50": "lower",
     "commit_latency_ms.p50": "lower",
+    "freshness_s.mean": "lower",
 }
 
 # pytest-benchmark: the median time per round (its FAQ prefers it on a noisy machine).
