@@ -22,6 +22,7 @@ class Safety:
     fencing: bool = True
     truetime_wait: bool = True
     lazy_rollback: bool = True
+    verify_writes: bool = True  # a data file that did not land whole fails its write
 
     def __post_init__(self) -> None:
         for f in fields(self):

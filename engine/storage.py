@@ -28,6 +28,7 @@ class Storage:
         self._local = isinstance(self.filesystem, pafs.LocalFileSystem)
         self.root = os.path.abspath(root) if self._local else root.rstrip("/")
         self.hooks: list[Hook] = []
+        self.verify_writes = True  # set from Safety.verify_writes by the table
         self.after_write_hooks: list[AfterWriteHook] = []
 
     def full_path(self, path: str) -> str:
@@ -146,11 +147,20 @@ class Storage:
     # -- parquet -----------------------------------------------------------------------
 
     def write_parquet(self, path: str, table: pa.Table) -> int:
-        """Atomically write `table` as Parquet; returns the file size in bytes."""
+        """Atomically write `table` as Parquet; returns the file size in bytes.
+
+        With `verify_writes`, a file that is not whole on storage afterwards (a torn write)
+        fails the write here, so the writer retries instead of reporting a broken file."""
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="snappy")
         data = sink.getvalue().to_pybytes()
         self.write_bytes(path, data)
+        if self.verify_writes:
+            landed = self.sizes([path])[path]
+            if landed != len(data):
+                raise CorruptFileError(
+                    self.full_path(path), f"torn write: {landed} bytes landed of {len(data)}"
+                )
         return len(data)
 
     def read_parquet(self, path: str, columns: list[str] | None = None) -> pa.Table:

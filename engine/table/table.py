@@ -106,6 +106,7 @@ class Table:
         cache_bytes: int = 256 << 20,
     ) -> None:
         self.storage, self.config, self.safety = storage, config, safety or Safety()
+        storage.verify_writes = self.safety.verify_writes
         self.path = storage.root
         self.clock = clock or SystemClock()
         self.writer_id = writer_id or default_owner()

@@ -67,6 +67,7 @@ class SafetySpec(Strict):
     fencing: bool = True
     truetime_wait: bool = True
     lazy_rollback: bool = True
+    verify_writes: bool = True
 
 
 class EngineSpec(Strict):

@@ -17,6 +17,7 @@ DETECTION = {
     "subsume-acks": (["subsume_acks"], "exactly_once"),
     "coordinator-state": (["coordinator_state"], "exactly_once"),
     "fencing": (["fencing"], "timeline"),
+    "verify-writes": (["verify_writes"], "exactly_once"),
 }
 
 
@@ -33,7 +34,8 @@ def test_switch_off_is_caught(run, name):
 
 
 # With the switch on these shapes must be valid. The others match a scenario in
-# scenarios/faults/ (drop-ack, coordinator-crash, clock-skew, coordinator-pause), whose
+# scenarios/faults/ (drop-ack, coordinator-crash, clock-skew, coordinator-pause, torn-file),
+# whose
 # clean runs test_faults.py already requires to be valid.
 UNIQUE_SHAPES = ["occ", "pk-check", "put-if-absent", "completion-time-slicing"]
 
