@@ -39,6 +39,7 @@ class StorageFaults:
         self.history = history
         self.base_latency_s = base_latency_ms / 1000.0
         self._hits: dict[str, int] = {}
+        self._slowed: set[str] = set()  # latency occurrences already recorded here
         self._lock = threading.Lock()
 
     def install(self, storage: Storage) -> Storage:
@@ -76,12 +77,20 @@ class StorageFaults:
             ops = o.params.get("ops")
             if o.active(elapsed) and (ops is None or op in {OPS[x] for x in ops}):
                 delay += float(o.params["latency_ms"]) / 1000.0
+                self._record_latency_once(o, op, path)
         if delay:
             time.sleep(delay)
         for o in self.errors:
             if o.at_s <= elapsed and OPS[o.params["op"]] == op and self._take(o):
                 self._record(o, op=op, path=path, pid=os.getpid())
                 raise InjectedStorageError(f"injected storage error: {op} {path}")
+
+    def _record_latency_once(self, o: Occurrence, op: str, path: str) -> None:
+        with self._lock:
+            if o.label in self._slowed:
+                return
+            self._slowed.add(o.label)
+        self._record(o, latency_ms=o.params["latency_ms"], first_op=op, path=path, pid=os.getpid())
 
     def _after_write(self, path: str) -> None:
         if not path.endswith(DATA_SUFFIX):

@@ -114,21 +114,22 @@ def best_point(points: list[Point]) -> Point | None:
 
 def recommendation(points: list[Point], slo: SloSpec, cluster: str) -> str:
     best = best_point(points)
-    target = (
-        f"freshness p99 <= {slo.freshness_p99_s:g} s and no growing backlog"
-        if slo.freshness_p99_s is not None
-        else "no growing backlog"
-    )
     if best is None:
+        target = (
+            f"freshness p99 <= {slo.freshness_p99_s:g} s and no growing backlog"
+            if slo.freshness_p99_s is not None
+            else "no growing backlog"
+        )
         lowest = min((p.rate for p in points), default=0)
         return (
             f"No tested rate holds the SLO ({target}) on this cluster ({cluster}); the lowest "
             f"tried was {lowest:,.0f} rows/s. Test lower rates or relax the SLO."
         )
+    slo_text = "" if slo.freshness_p99_s is None else f" (SLO {slo.freshness_p99_s:g} s)"
     text = (
         f"At most {best.rate:,.0f} rows/s with checkpoint interval {best.interval_s:g} s and "
         f"{best.writers} writer(s) on this cluster ({cluster}): freshness p99 "
-        f"{_num(best.freshness_p99_s)} s, no growing backlog ({target})."
+        f"{_num(best.freshness_p99_s)} s{slo_text} and no growing backlog."
     )
     tried_higher = any(
         p.rate > best.rate

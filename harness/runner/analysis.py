@@ -14,11 +14,18 @@ from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 
 
-def _fault_records(events: list[dict[str, Any]], t0: float | None) -> list[dict[str, Any]]:
-    out = []
+def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per fault occurrence: a fault applied in several processes (storage
+    latency in the driver and in every executor) is listed once, at its first evidence."""
+    out, seen = [], set()
     for e in events:
         if e["kind"] != "fault":
             continue
+        lasting = e.get("label") and e.get("fault_kind") in ("storage_latency", "clock_skew")
+        key = (e.get("label"), e.get("target"))
+        if lasting and key in seen:
+            continue
+        seen.add(key)
         out.append(
             {
                 "kind": e.get("fault_kind"),
@@ -58,7 +65,6 @@ def analyse_run(
     except Exception as exc:
         metrics = {"error": f"{type(exc).__name__}: {exc}"}
     verdict = "unknown" if error else combine_verdicts(c["verdict"] for c in checks.values())
-    start = next((e["t"] for e in events if e["kind"] == "run_start"), None)
     return {
         "scenario": scenario.name,
         "run_id": run_id,
@@ -67,6 +73,6 @@ def analyse_run(
         "error": error,
         "checks": checks,
         "metrics": metrics,
-        "faults": _fault_records(events, start),
+        "faults": _fault_records(events),
         "environment": environment(scenario.cluster.backend),
     }

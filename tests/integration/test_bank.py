@@ -1,0 +1,16 @@
+"""Bank transfers end to end: every read during the run and the final table keep the total."""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+
+def test_bank_total_never_moves(run):
+    outcome = run("bank", "duration_s=12", "batch_writers.count=2", "batch_writers.op=transfer")
+    result = json.loads(outcome.paths.result.read_text())
+    assert result["verdict"] == "valid", json.dumps(result["checks"])[:3000]
+    bank = result["checks"]["bank"]
+    assert bank["reads"] >= 4  # the readers' snapshots, as-of reads and pulls + the final read
+    assert set(bank["by_kind"]) >= {"snapshot", "as_of", "incremental"}
