@@ -17,11 +17,20 @@ from harness.jobs.slo_search import (
     recommendation,
     sweep,
 )
-from harness.scenario import load_scenario
+from harness.scenario import Scenario, validate_scenario
 from reports.capacity_report import render_capacity
 
-SMOKE = Path(__file__).parents[3] / "scenarios" / "smoke.yaml"
 SLO = SloSpec(freshness_p99_s=10)
+
+
+def _scenario() -> Scenario:
+    raw = {
+        "name": "cap",
+        "source": {"rate": {"shape": "constant", "rows_per_s": 10000}},
+        "engine": {"writers": 2, "checkpoint_interval_s": 2},
+        "slo": {"freshness_p99_s": 10},
+    }
+    return validate_scenario(raw, "cap.yaml")
 
 
 def _result(freshness: float, slope: float, verdict: str = "valid") -> dict[str, Any]:
@@ -108,11 +117,11 @@ def test_contention_advice() -> None:
 
 
 def test_point_scenarios_and_the_default_grid() -> None:
-    smoke = load_scenario(SMOKE)
-    grid = CapacityGrid().resolve(smoke)
+    base = _scenario()
+    grid = CapacityGrid().resolve(base)
     assert grid.rates == (5000, 10000, 20000) and grid.writers == (2,)
     assert grid.intervals == (2, 4)
-    s = point_scenario(smoke, grid, 20000, Config(3, 4.0))
+    s = point_scenario(base, grid, 20000, Config(3, 4.0))
     assert s.source.rate.rows_per_s == 20000 and s.engine.writers == 3
     assert s.engine.checkpoint_interval_s == 4.0 and (s.warmup_s, s.duration_s) == (5, 20)
 
@@ -140,10 +149,11 @@ def test_run_capacity_writes_json_and_a_report(tmp_path: Path, monkeypatch) -> N
 
     monkeypatch.setattr(capacity, "run_scenario", fake_run)
     grid = CapacityGrid(rates=(5000, 10000, 20000), intervals=(2,), users=())
-    result = run_capacity(load_scenario(SMOKE), tmp_path, quiet=True, grid=grid)
+    result = run_capacity(_scenario(), tmp_path, quiet=True, grid=grid)
     assert result.exit_code == 0 and result.best is not None and result.best.rate == 10000
     assert (result.out_dir / "capacity.json").exists()
     html = render_capacity(result.out_dir).read_text()
     assert "At most 10,000 rows/s with checkpoint interval 2 s" in html
+    assert "freshness p99 3.0 s (SLO 10 s) and no growing backlog." in html
     assert html.count("<svg") == 3 and "http://" not in html
     assert "The contention measurement was not run." in html
