@@ -71,13 +71,13 @@ class DriverFaults:
         ]
 
     # -- writer crashes ----------------------------------------------------------------
-    def crash_points(self, batch_id: int) -> dict[int, str]:
-        """Writer tasks to hard-exit in this batch (first attempt only)."""
-        points: dict[int, str] = {}
+    def crash_points(self, batch_id: int) -> dict[int, tuple[str, str]]:
+        """Writer tasks to hard-exit in this batch (first attempt only): task -> (point, label)."""
+        points: dict[int, tuple[str, str]] = {}
         for o in self._due("writer_crash"):
             if self.fired.mark(o.label):
                 task = int(o.target.split(":")[1])
-                points[task] = o.params.get("point", "mid_flush")
+                points[task] = (o.params.get("point", "mid_flush"), o.label)
                 self.history.record("fault_armed", label=o.label, batch_id=batch_id, task=task)
         return points
 

@@ -44,7 +44,7 @@ class TaskConfig:
     safety: dict[str, bool]
     t0: float = 0.0
     # Faults for this batch: {task id: point} hard-exits that task's first attempt there.
-    crash_points: dict[int, str] = field(default_factory=dict)
+    crash_points: dict[int, tuple[str, str]] = field(default_factory=dict)
     # Storage fault occurrences and the constant storage latency (harness.faults.storage).
     storage_faults: list[dict[str, Any]] = field(default_factory=list)
     storage_latency_ms: float = 0.0
@@ -79,7 +79,7 @@ def _client(cfg: TaskConfig) -> RpcCoordinatorClient:
 
 
 def _crash_hook(cfg: TaskConfig, task: int, attempt: int, history: HistoryWriter):
-    point = cfg.crash_points.get(task) if attempt == 0 else None
+    point, label = cfg.crash_points.get(task, (None, None)) if attempt == 0 else (None, None)
 
     def hook(name: str, info: dict[str, Any]) -> None:
         if name == point:
@@ -87,6 +87,7 @@ def _crash_hook(cfg: TaskConfig, task: int, attempt: int, history: HistoryWriter
             history.record(
                 "fault",
                 fault_kind="writer_crash",
+                label=label,
                 target=f"writer:{task}",
                 start_s=now,
                 end_s=now,

@@ -8,6 +8,7 @@ from harness.checks import combine_verdicts
 from harness.history import read_events, read_series
 from harness.metrics import MetricParams, compute_metrics
 from harness.runner.check_inputs import run_checks
+from harness.runner.driver_config import fault_occurrences
 from harness.runner.environment import environment
 from harness.runner.final_state import read_final_state
 from harness.runner.rundir import RunPaths
@@ -39,6 +40,11 @@ def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _faults_not_applied(scenario: Scenario, events: list[dict[str, Any]]) -> list[str]:
+    applied = {e.get("label") for e in events if e["kind"] == "fault" and e.get("applied")}
+    return [o.label for o in fault_occurrences(scenario) if o.label not in applied]
+
+
 def analyse_run(
     scenario: Scenario, paths: RunPaths, run_id: str, variant: str | None, error: str | None
 ) -> dict[str, Any]:
@@ -64,6 +70,11 @@ def analyse_run(
         metrics["stalls_per_checkpoint"] = per_interval["stalls"]
     except Exception as exc:
         metrics = {"error": f"{type(exc).__name__}: {exc}"}
+    faults = _fault_records(events)
+    missed = _faults_not_applied(scenario, events)
+    if missed and error is None:
+        # A fault that never took effect means the run did not test what it says: fail closed.
+        error = f"faults never took effect: {', '.join(missed)}"
     verdict = "unknown" if error else combine_verdicts(c["verdict"] for c in checks.values())
     return {
         "scenario": scenario.name,
@@ -73,6 +84,10 @@ def analyse_run(
         "error": error,
         "checks": checks,
         "metrics": metrics,
-        "faults": _fault_records(events),
+        "faults": faults
+        + [
+            {"kind": m.split("@")[0].split("#")[0], "label": m, "applied": False, "evidence": {}}
+            for m in missed
+        ],
         "environment": environment(scenario.cluster.backend),
     }
