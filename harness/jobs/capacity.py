@@ -42,7 +42,8 @@ VERDICT_EXIT = {"valid": 0, "invalid": 1}
 @dataclass(frozen=True)
 class CapacityGrid:
     """The sweep. None: derived from the scenario (rates 0.5x, 1x, 2x its constant rate;
-    its writer count; its checkpoint interval and twice it): 6 runs of ~30 s by default."""
+    its writer count; its checkpoint interval and twice it): 6 runs of ~30 s and 40 s of
+    Locust by default."""
 
     rates: tuple[float, ...] | None = None
     writers: tuple[int, ...] | None = None
@@ -50,7 +51,7 @@ class CapacityGrid:
     users: tuple[int, ...] = DEFAULT_USERS  # Locust stages; () skips the contention part
     warmup_s: float = 5
     duration_s: float = 20
-    stage_s: float = 5  # seconds per Locust stage
+    stage_s: float = 10  # seconds per Locust stage (~100 commit attempts each here)
     backlog_growth: float = DEFAULT_BACKLOG_GROWTH
 
     @classmethod

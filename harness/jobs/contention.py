@@ -38,7 +38,7 @@ class ContentionSpec:
 
     @classmethod
     def from_scenario(
-        cls, scenario: Scenario, users: tuple[int, ...] = DEFAULT_USERS, stage_s: float = 5
+        cls, scenario: Scenario, users: tuple[int, ...] = DEFAULT_USERS, stage_s: float = 10
     ) -> ContentionSpec:
         """The scenario's table, batch writers and TrueTime bound; one stage per user count."""
         return cls(
