@@ -111,6 +111,65 @@ def compare(
     raise typer.Exit(max(VERDICT_EXIT.get(v, EXIT_ERROR) for v in result.verdicts))
 
 
+@app.command()
+def nightly(
+    suite: Annotated[Path, typer.Argument(help="suite YAML (scenarios/suites/)")],
+    store: Annotated[Path, typer.Option(help="results store (Parquet, query with SQL)")] = Path(
+        "runs/nightly"
+    ),
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress display")] = False,
+) -> None:
+    """Run a suite, append results to the store, flag regressions against its history."""
+    from harness.jobs.nightly import run_nightly
+    from harness.jobs.suite import SuiteError
+    from reports import render_run
+    from reports.nightly_report import render_nightly
+
+    try:
+        result = run_nightly(suite, store, quiet, on_run=lambda o: render_run(o.paths.root))
+    except SuiteError as exc:
+        err.print(f"[red]invalid suite[/red]\n{exc}", highlight=False)
+        raise typer.Exit(EXIT_ERROR) from None
+    page = render_nightly(result.out_dir)
+    for finding in result.regressions:
+        out.print(f"[red]regression[/red] {finding}")
+    out.print(f"[bold]{page}[/bold]")
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def capacity(
+    scenario: ScenarioArg,
+    rates: Annotated[str | None, typer.Option(help="ingest rates to try, e.g. 5000,10000")] = None,
+    writers: Annotated[str | None, typer.Option(help="writer parallelism to try, e.g. 1,2")] = None,
+    intervals: Annotated[
+        str | None, typer.Option(help="checkpoint intervals (s), e.g. 1,2")
+    ] = None,
+    users: Annotated[str | None, typer.Option(help="Locust users per stage ('' = none)")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="where results go")] = Path("runs"),
+    set_: SetOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress display")] = False,
+) -> None:
+    """Find the highest ingest rate that holds the SLO; measure OCC contention with Locust."""
+    from harness.jobs.capacity import CapacityGrid, run_capacity
+    from reports import render_run
+    from reports.capacity_report import render_capacity
+
+    loaded = _load(scenario, set_)
+    try:
+        grid = CapacityGrid.parse(rates=rates, writers=writers, intervals=intervals, users=users)
+        result = run_capacity(
+            loaded, out_dir, quiet, grid, on_run=lambda o: render_run(o.paths.root)
+        )
+    except ValueError as exc:
+        err.print(str(exc))
+        raise typer.Exit(EXIT_ERROR) from None
+    page = render_capacity(result.out_dir)
+    out.print(result.recommendation)
+    out.print(f"[bold]{page}[/bold]")
+    raise typer.Exit(result.exit_code)
+
+
 def _print_comparison(variants: list[str], table: list[dict]) -> None:
     from rich.table import Table as RichTable
 
