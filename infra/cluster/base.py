@@ -235,11 +235,17 @@ class ClusterBackend(ABC):
         if self.clock_control:
             (self.work_dir / "clocks").mkdir(parents=True, exist_ok=True)
 
+    def _addresses(self, workers: int) -> list[tuple[str, int]]:
+        """The fixed addresses a cluster listens on (other ports are ephemeral)."""
+        return [
+            (self.master_host, self.master_port),
+            (self.master_host, self.web_port),
+            *((self.worker_host(n), WORKER_WEB_PORT) for n in range(1, workers + 1)),
+        ]
+
     def _check_ports(self) -> None:
-        check_port_free(self.master_host, self.master_port)
-        check_port_free(self.master_host, self.web_port)
-        for n in range(1, self.workers + 1):
-            check_port_free(self.worker_host(n), WORKER_WEB_PORT)
+        for host, port in self._addresses(self.workers):
+            check_port_free(host, port)
 
     # --- the interface ---------------------------------------------------------------
     @abstractmethod

@@ -19,8 +19,18 @@ def proc_state(pid: int) -> str | None:
 
 
 def alive(pid: int | None) -> bool:
+    """True while the process or any of its threads still runs. A zombie group leader
+    whose other threads are still exiting (a JVM after SIGKILL) still holds its sockets
+    and files, so it counts as alive until it is the last thread."""
     state = None if pid is None else proc_state(pid)
-    return state is not None and state not in ("Z", "X")
+    if state is None:
+        return False
+    if state not in ("Z", "X"):
+        return True
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
 
 
 def proc_env(pid: int) -> dict[str, str]:
@@ -97,3 +107,24 @@ def terminate(pids: list[int], grace_s: float = 5.0) -> None:
     if left:
         signal_pids(left, signal.SIGKILL)
         wait_gone(left, 5.0)
+
+
+def wait_ports_free(addresses: list[tuple[str, int]], timeout_s: float = 10.0) -> list:
+    """Wait until nothing listens on any of addresses; return those still taken."""
+    import socket
+
+    def taken(addr: tuple[str, int]) -> bool:
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(addr)
+            except OSError:
+                return True
+        return False
+
+    deadline = time.monotonic() + timeout_s
+    left = [a for a in addresses if taken(a)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = [a for a in left if taken(a)]
+    return left

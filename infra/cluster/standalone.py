@@ -31,6 +31,7 @@ from infra.cluster.procs import (
     signal_group,
     terminate,
     wait_gone,
+    wait_ports_free,
 )
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -173,6 +174,8 @@ class StandaloneBackend(ClusterBackend):
             terminate(sorted(pids))
             self._reap()
             self._procs.clear()
+            if info is not None:  # the next cluster can bind these addresses at once
+                wait_ports_free(self._addresses(len(info.workers)), 10.0)
             self.info = None
 
     def _signal_worker(self, n: int, sig: int) -> WorkerInfo:
