@@ -17,6 +17,10 @@ class FiredLog:
     def fired(self, label: str) -> bool:
         return self._path(label).exists()
 
+    def take(self, label: str, count: int) -> bool:
+        """Claim one of `count` hits of a counted fault, across every process of the run."""
+        return any(self.mark(f"{label}.hit{n}") for n in range(count))
+
     def mark(self, label: str) -> bool:
         """Mark as fired; False if it had fired already (another process won)."""
         try:

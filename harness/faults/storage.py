@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from engine.storage import Storage
+from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
@@ -29,6 +30,7 @@ class StorageFaults:
         occurrences: list[Occurrence],
         clock: RunClock,
         history: HistoryWriter,
+        fired: FiredLog,
         base_latency_ms: float = 0.0,
         target: str | None = None,
     ) -> None:
@@ -38,7 +40,7 @@ class StorageFaults:
         self.clock = clock
         self.history = history
         self.base_latency_s = base_latency_ms / 1000.0
-        self._hits: dict[str, int] = {}
+        self.fired = fired  # counted faults are counted across all processes
         self._slowed: set[str] = set()  # latency occurrences already recorded here
         self._lock = threading.Lock()
 
@@ -50,12 +52,7 @@ class StorageFaults:
 
     def _take(self, o: Occurrence) -> bool:
         """Count one hit against a counted occurrence; False once its count is used up."""
-        with self._lock:
-            hits = self._hits.get(o.label, 0)
-            if hits >= int(o.params.get("count", 1)):
-                return False
-            self._hits[o.label] = hits + 1
-            return True
+        return self.fired.take(o.label, int(o.params.get("count", 1)))
 
     def _record(self, o: Occurrence, **evidence: Any) -> None:
         now = round(self.clock.elapsed(), 3)

@@ -65,6 +65,7 @@ class EngineSink:
             [o for o in faults.occ if o.kind != "torn_file"],
             faults.clock,
             history,
+            faults.fired,
             cfg.storage_latency_ms,
         ).install(self.table.storage)
         self.tally = CommitTally(history)
@@ -118,6 +119,7 @@ class EngineSink:
             crash_points=self.faults.crash_points(batch_id),
             storage_faults=[o.to_dict() for o in self.faults.occ if o.kind in STORAGE_KINDS],
             storage_latency_ms=self.cfg.storage_latency_ms,
+            fired_dir=self.cfg.fired_dir,
         )
         fn = functools.partial(write_with_engine, cfg=task_cfg.to_dict())
         df.mapInArrow(fn, TASK_RESULT_SCHEMA).collect()

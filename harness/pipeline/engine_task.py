@@ -20,6 +20,7 @@ from engine.stream.state import WriterStateStore
 from engine.stream.transport.rpc import Endpoint, RpcCoordinatorClient
 from engine.stream.writer import WriterTask
 from engine.table import Table
+from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
@@ -48,6 +49,7 @@ class TaskConfig:
     # Storage fault occurrences and the constant storage latency (harness.faults.storage).
     storage_faults: list[dict[str, Any]] = field(default_factory=list)
     storage_latency_ms: float = 0.0
+    fired_dir: str = ""  # counted faults are counted across processes (harness.faults.fired)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,6 +65,7 @@ def _table(cfg: TaskConfig, task: int, history: HistoryWriter) -> Table:
             occurrences,
             RunClock(t0=cfg.t0),
             history,
+            FiredLog(cfg.fired_dir),
             cfg.storage_latency_ms,
             target=f"writer:{task}",
         ).install(table.storage)
