@@ -90,6 +90,7 @@ def run_scenario(
     supervisor = Supervisor(
         cfg_path,
         Path(cfg.stop_file),
+        Path(cfg.status_file),
         paths.logs,
         history,
         fault_occurrences(scenario),

@@ -3,6 +3,7 @@ resumes from its checkpoint location), and applies the process-level faults."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -15,7 +16,7 @@ from harness.history import HistoryWriter
 from harness.runner.driver_process import DriverProcess
 
 MAX_RESTARTS = 10
-ZOMBIE_GRACE_S = 5.0  # how long a resumed zombie driver runs before it is reaped
+ZOMBIE_GRACE_S = 8.0  # how long a resumed zombie driver runs before it is reaped
 
 
 class Supervisor:
@@ -23,6 +24,7 @@ class Supervisor:
         self,
         config_path: Path,
         stop_file: Path,
+        status_file: Path,
         logs: Path,
         history: HistoryWriter,
         occurrences: list[Occurrence],
@@ -30,6 +32,7 @@ class Supervisor:
     ) -> None:
         self.config_path = config_path
         self.stop_file = stop_file
+        self.status_file = status_file
         self.logs = logs
         self.history = history
         self.pauses = [o for o in occurrences if o.kind == "coordinator_pause"]
@@ -77,9 +80,18 @@ class Supervisor:
             if o.at_s <= elapsed and self.fired.mark(o.label):
                 self._pause(o, elapsed)
         for zombie, o in list(self._zombies):
-            if elapsed >= o.end_s:
+            # Resume the zombie only once its successor runs: the point is a stale
+            # coordinator acting after the new one recovered and took a new epoch.
+            if elapsed >= o.end_s and self._live_driver_running():
                 self._zombies.remove((zombie, o))
                 self._resume_then_reap(zombie, o)
+
+    def _live_driver_running(self) -> bool:
+        try:
+            status = json.loads(self.status_file.read_text())
+        except (OSError, ValueError):
+            return False
+        return status.get("pid") == self.driver.pid
 
     def _pause(self, o: Occurrence, elapsed: float) -> None:
         """SIGSTOP the driver, start a new one that recovers: the old one is a zombie."""
