@@ -31,8 +31,8 @@ def set_up_table(scenario: Scenario, paths: RunPaths) -> None:
             max_skew_ms=0,
             writer_id="setup",
         )
-        instant = table.start_instant(action="commit", metadata={"operation": "opening"})
+        instant = table.start_instant(action="commit", metadata={"purpose": "opening balances"})
         stats = table.write_files(
             instant, opening_balances(event_spec(scenario)), op="upsert", write_token="setup"
         )
-        table.commit(instant, stats, metadata={"operation": "opening"})
+        table.commit(instant, stats, metadata={"purpose": "opening balances"})
