@@ -44,7 +44,10 @@ def _save_state(info: ClusterInfo, directory: Path | None) -> Path:
     path = state_path(info.backend, directory)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(info.to_dict(), indent=2))
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds the secret
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(info.to_dict(), indent=2))
     os.replace(tmp, path)
     return path
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import signal
 import socket
 import threading
@@ -207,6 +208,9 @@ class ClusterBackend(ABC):
             cluster_id or f"{self.name}-{time.strftime('%Y%m%d%H%M%S')}-" + (uuid.uuid4().hex[:6])
         )
         self.owned = owned  # started by this process (a run) rather than by hand (the CLI)
+        # Spark's RPC authentication: without the secret, no local process can register
+        # an application (run code) on this cluster's loopback ports.
+        self.secret = secrets.token_hex(24)
         self.info: ClusterInfo | None = None
         self._lock = threading.RLock()
         self._old_handlers: dict[int, Any] = {}
@@ -230,10 +234,30 @@ class ClusterBackend(ABC):
     def clock_file(self, n: int) -> Path:
         return self.work_dir / "clocks" / f"worker-{n}.faketime"
 
+    @property
+    def properties_file(self) -> Path:
+        """Spark properties of the master and the workers (--properties-file), mode 0600:
+        it holds the cluster's secret."""
+        return self.work_dir / "conf" / "spark-daemon.properties"
+
+    def daemon_properties(self) -> dict[str, str]:
+        return {
+            "spark.authenticate": "true",
+            "spark.authenticate.secret": self.secret,
+            "spark.master.rest.enabled": "false",  # no unauthenticated submission port
+            "spark.ui.killEnabled": "false",
+            "spark.worker.cleanup.enabled": "false",
+        }
+
     def _prepare_dirs(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         if self.clock_control:
             (self.work_dir / "clocks").mkdir(parents=True, exist_ok=True)
+        self.properties_file.parent.mkdir(parents=True, exist_ok=True)
+        self.properties_file.unlink(missing_ok=True)
+        fd = os.open(self.properties_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.writelines(f"{k} {v}\n" for k, v in self.daemon_properties().items())
 
     def _addresses(self, workers: int) -> list[tuple[str, int]]:
         """The fixed addresses a cluster listens on (other ports are ephemeral)."""
@@ -408,11 +432,14 @@ class ClusterBackend(ABC):
             owned=info.owner_pid is not None,
             **kwargs,
         )
+        backend.secret = info.spark_conf.get("spark.authenticate.secret", backend.secret)
         backend.info = info
         return backend
 
     def spark_conf(self) -> dict[str, str]:
         return {
+            "spark.authenticate": "true",
+            "spark.authenticate.secret": self.secret,
             "spark.pyspark.python": self.executor_python(),
             "spark.executor.memory": self.executor_memory,
             "spark.executor.cores": str(self.cores_per_worker),

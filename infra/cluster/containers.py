@@ -180,6 +180,8 @@ class DockerBackend(ClusterBackend):
     def _start_master(self):
         args = [
             "org.apache.spark.deploy.master.Master",
+            "--properties-file",
+            str(self.properties_file),
             "--host",
             self.master_host,
             "--port",
@@ -203,6 +205,8 @@ class DockerBackend(ClusterBackend):
             env.update(faketime_env(self.clock_file(n), FAKETIME_LIB, self.clock_skip_java))
         args = [
             "org.apache.spark.deploy.worker.Worker",
+            "--properties-file",
+            str(self.properties_file),
             "--host",
             host,
             "--cores",

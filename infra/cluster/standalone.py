@@ -97,6 +97,8 @@ class StandaloneBackend(ClusterBackend):
     def _start_master(self) -> int:
         args = [
             MASTER_CLASS,
+            "--properties-file",
+            str(self.properties_file),
             "--host",
             self.master_host,
             "--port",
@@ -125,6 +127,8 @@ class StandaloneBackend(ClusterBackend):
             env.update(faketime_env(self.clock_file(n), skip_java=self.clock_skip_java))
         args = [
             WORKER_CLASS,
+            "--properties-file",
+            str(self.properties_file),
             "--host",
             host,
             "--cores",
