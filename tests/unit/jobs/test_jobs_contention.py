@@ -8,12 +8,12 @@ from harness.jobs.contention import ContentionSpec, measure_contention
 
 def test_locust_counts_commits_and_conflicts(tmp_path: Path) -> None:
     spec = ContentionSpec(
-        stages=[{"users": 1, "duration_s": 2}, {"users": 4, "duration_s": 3}],
+        stages=[{"users": 1, "duration_s": 2}, {"users": 4, "duration_s": 4}],
         file_groups=2,
         rows_per_commit=50,  # every commit touches both groups: overlapping commits conflict
         keys=5000,
         max_skew_ms=10,
-        storage_latency_ms=2,
+        storage_latency_ms=20,  # long commit windows: concurrent users overlap for sure
     )
     result = measure_contention(spec, tmp_path)
     one, four = result["stages"]
