@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from infra.cluster import BACKENDS, ClusterError, ClusterInfo, attach, backend_for
-from infra.cluster.base import CLUSTER_ENV, MASTER_HOST, OWNER_ENV
+from infra.cluster.base import MASTER_HOST
+from infra.cluster.reap import reap_orphans
 
 
 def state_dir() -> Path:
@@ -139,24 +140,12 @@ def format_status(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def reap_orphans(backend: str | None = None) -> list[str]:
-    """Kill processes / remove containers of clusters whose owning process (a run) is
-    gone, e.g. after a SIGKILL of the runner. Clusters started by hand are left alone.
-    Returns what it removed."""
-    removed: list[str] = []
-    if backend in (None, "standalone"):
-        from infra.cluster.procs import pids_with_env, proc_env, terminate
-
-        victims = []
-        for pid in pids_with_env(CLUSTER_ENV):
-            owner = proc_env(pid).get(OWNER_ENV, "")
-            if owner and not Path(f"/proc/{owner}").exists():
-                victims.append(pid)
-        terminate(victims)
-        removed += [f"pid {p}" for p in victims]
-    if backend in (None, "docker"):
-        from infra.cluster.containers import docker_available, remove_all
-
-        if docker_available()[0]:
-            removed += remove_all(owner_dead_only=True)
-    return removed
+__all__ = [
+    "cluster_down",
+    "cluster_status",
+    "cluster_up",
+    "format_status",
+    "load_state",
+    "reap_orphans",
+    "state_path",
+]

@@ -53,6 +53,13 @@ def backend_for(
     return backend_class(name)(workers, cores_per_worker, Path(work_dir), **options)
 
 
+def reap_orphans(backend: str | None = None) -> list[str]:
+    """Kill / remove what clusters of dead runs left behind (see infra.cluster.reap)."""
+    from infra.cluster.reap import reap_orphans as reap
+
+    return reap(backend)
+
+
 def attach(info: ClusterInfo) -> ClusterBackend:
     """A backend object for a cluster described by info (e.g. from a state file)."""
     return backend_class(info.backend).attach(info)
@@ -68,4 +75,5 @@ __all__ = [
     "attach",
     "backend_for",
     "master_json",
+    "reap_orphans",
 ]
