@@ -152,7 +152,11 @@ class BatchWriterThread(threading.Thread):
         )
 
     def _write_op(self) -> str:
-        return "insert" if self.op == "insert" else "upsert"
+        # Every op writes as an upsert: an `insert` draws keys that should be new, but when
+        # another writer's commit already made one of them visible it must update that row
+        # (a plain insert would duplicate it by design, as in Hudi). Only inserts that race
+        # each other can place one key in two file groups: what the pk check prevents.
+        return "upsert"
 
     def run(self) -> None:
         while not self.stop_event.wait(self.every_s):
