@@ -125,7 +125,11 @@ class BatchWriterThread(threading.Thread):
                     truetime_sleep_ms=self.table.last_instant_timing.truetime_sleep_ms,
                     lock_wait_ms=self.table.last_instant_timing.lock_wait_ms,
                 )
-                txn.write(self._records(self.table, commit_number), op=self._write_op())
+                # Every op writes as an upsert: an `insert` draws keys that should be new, but
+                # if another writer's commit already made one visible it must update that row
+                # (a plain insert duplicates it by design, as in Hudi). Only inserts that race
+                # each other can then put one key in two file groups: what pk_check prevents.
+                txn.write(self._records(self.table, commit_number), op="upsert")
                 completed = txn.commit()
                 outcome = "ok"
                 self.history.record(
@@ -150,13 +154,6 @@ class BatchWriterThread(threading.Thread):
             rows=self.rows,
             error=error,
         )
-
-    def _write_op(self) -> str:
-        # Every op writes as an upsert: an `insert` draws keys that should be new, but when
-        # another writer's commit already made one of them visible it must update that row
-        # (a plain insert would duplicate it by design, as in Hudi). Only inserts that race
-        # each other can place one key in two file groups: what the pk check prevents.
-        return "upsert"
 
     def run(self) -> None:
         while not self.stop_event.wait(self.every_s):
