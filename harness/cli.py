@@ -170,6 +170,43 @@ def capacity(
     raise typer.Exit(result.exit_code)
 
 
+Backend = Annotated[str, typer.Option("--backend", help="standalone | docker")]
+
+
+@app.command()
+def cluster(
+    action: Annotated[str, typer.Argument(help="up | down | status")],
+    backend: Backend = "standalone",
+    workers: Annotated[int, typer.Option(help="workers (up)")] = 2,
+    cores_per_worker: Annotated[int, typer.Option(help="cores per worker (up)")] = 1,
+    mount: Annotated[
+        list[Path] | None, typer.Option(help="docker: directories mounted at the same path")
+    ] = None,
+) -> None:
+    """Start, stop or inspect a Spark cluster by hand (the state is kept for `down`)."""
+    from infra.cli import cluster_down, cluster_status, cluster_up, format_status
+    from infra.cluster import ClusterError
+
+    if action not in ("up", "down", "status") or backend not in ("standalone", "docker"):
+        err.print(
+            f"cluster {action} --backend {backend}: allowed actions up | down | status, "
+            "backends standalone | docker"
+        )
+        raise typer.Exit(EXIT_ERROR)
+    try:
+        if action == "up":
+            info = cluster_up(backend, workers, cores_per_worker, mounts=mount)
+            out.print(f"{backend} cluster up: {info.master_url}")
+        elif action == "down":
+            cluster_down(backend)
+            out.print(f"{backend} cluster down")
+        else:
+            out.print(format_status(cluster_status(backend)))
+    except ClusterError as exc:
+        err.print(f"[red]{exc}[/red]")
+        raise typer.Exit(EXIT_ERROR) from None
+
+
 def _print_comparison(variants: list[str], table: list[dict]) -> None:
     from rich.table import Table as RichTable
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 class DriverProcess:
     def __init__(self, config_path: Path, log_path: Path, env: dict[str, str] | None = None):
+        # `env`: a cluster backend's driver environment (e.g. the executors' Python).
         self.config_path = config_path
         self.log_path = log_path
         self.env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", **(env or {})}

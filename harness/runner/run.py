@@ -80,11 +80,41 @@ def run_scenario(
     master: str | None = None,
 ) -> RunOutcome:
     paths = new_run_dir(out, scenario.name, variant, scenario.table.path)
-    run_id = paths.root.name
     paths.scenario.write_text(scenario.to_yaml())
-    history = HistoryWriter(paths.history, "runner")
     set_up_table(scenario, paths)
+    cluster = start_cluster(scenario, paths)
+    try:
+        return _run(scenario, paths, variant, quiet, master, cluster)
+    finally:
+        if cluster is not None:
+            cluster.down()
+
+
+def start_cluster(scenario: Scenario, paths: RunPaths):
+    """A standalone or docker cluster for this run (None for local mode), up and ready."""
+    if scenario.cluster.backend == "local":
+        return None
+    from infra.cluster import backend_for
+
+    cluster = backend_for(
+        scenario.cluster.backend,
+        scenario.cluster.workers,
+        scenario.cluster.cores_per_worker,
+        paths.root / "cluster",
+        mounts=[paths.root, paths.table],
+    )
+    cluster.up()
+    return cluster
+
+
+def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
+    run_id = paths.root.name
+    history = HistoryWriter(paths.history, "runner")
+    if cluster is not None:
+        master = cluster.info.master_url
     cfg = driver_config(scenario, paths, run_id, master)
+    if cluster is not None:
+        cfg.spark_conf.update(cluster.info.spark_conf)  # carries the cluster's auth secret
     cfg_path = paths.control / "driver.json"
     cfg.save(cfg_path)
     supervisor = Supervisor(
@@ -95,6 +125,8 @@ def run_scenario(
         history,
         fault_occurrences(scenario),
         FiredLog(cfg.fired_dir),
+        cluster=cluster,
+        env=cluster.info.driver_env if cluster is not None else None,
     )
     law = rate_law(cfg.rate, scenario.run_s)
     status_file = Path(cfg.status_file)

@@ -8,7 +8,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
@@ -16,7 +18,8 @@ from harness.history import HistoryWriter
 from harness.runner.driver_process import DriverProcess
 
 MAX_RESTARTS = 10
-ZOMBIE_GRACE_S = 8.0  # how long a resumed zombie driver runs before it is reaped
+ZOMBIE_GRACE_S = 8.0
+WORKER_RESTART_S = 5.0  # how long a resumed zombie driver runs before it is reaped
 
 
 class Supervisor:
@@ -29,6 +32,8 @@ class Supervisor:
         history: HistoryWriter,
         occurrences: list[Occurrence],
         fired: FiredLog,
+        cluster: Any = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.config_path = config_path
         self.stop_file = stop_file
@@ -36,6 +41,11 @@ class Supervisor:
         self.logs = logs
         self.history = history
         self.pauses = [o for o in occurrences if o.kind == "coordinator_pause"]
+        # Worker faults act on a standalone or docker cluster (infra.cluster backend).
+        self.cluster = cluster
+        self.worker_faults = [o for o in occurrences if o.kind in ("worker_kill", "worker_pause")]
+        self._worker_undo: list[tuple[float, Callable[[], Any]]] = []
+        self.env = env or {}
         self.fired = fired
         self.driver = self._new_driver()
         self.restarts = 0
@@ -44,7 +54,7 @@ class Supervisor:
 
     def _new_driver(self) -> DriverProcess:
         n = getattr(self, "restarts", 0)
-        return DriverProcess(self.config_path, self.logs / f"driver-{n}.log")
+        return DriverProcess(self.config_path, self.logs / f"driver-{n}.log", self.env)
 
     def start(self) -> None:
         self.driver.start()
@@ -79,12 +89,42 @@ class Supervisor:
         for o in self.pauses:
             if o.at_s <= elapsed and self.fired.mark(o.label):
                 self._pause(o, elapsed)
+        for o in self.worker_faults:
+            if o.at_s <= elapsed and self.fired.mark(o.label):
+                self._worker_fault(o, elapsed)
+        for due, undo in list(self._worker_undo):
+            if elapsed >= due:
+                self._worker_undo.remove((due, undo))
+                undo()
         for zombie, o in list(self._zombies):
             # Resume the zombie only once its successor runs: the point is a stale
             # coordinator acting after the new one recovered and took a new epoch.
             if elapsed >= o.end_s and self._live_driver_running():
                 self._zombies.remove((zombie, o))
                 self._resume_then_reap(zombie, o)
+
+    def _worker_fault(self, o: Occurrence, elapsed: float) -> None:
+        """worker_kill: kill -9 (or docker kill), restarted after `duration_s` (default
+        WORKER_RESTART_S); worker_pause: SIGSTOP (or docker pause) until the window ends."""
+        n = int(o.target.split(":")[1])
+        before = self.cluster.status()
+        if o.kind == "worker_kill":
+            self.cluster.kill_worker(n)
+            back = o.at_s + (o.params.get("duration_s") or WORKER_RESTART_S)
+            self._worker_undo.append((back, lambda: self.cluster.restart_worker(n)))
+        else:
+            self.cluster.pause_worker(n)
+            self._worker_undo.append((o.end_s, lambda: self.cluster.resume_worker(n)))
+        worker = self.cluster.info.worker(n)
+        self._record_fault(
+            o,
+            elapsed,
+            worker=n,
+            host=worker.host,
+            pid=worker.pid,
+            container=worker.container,
+            workers_before=before.get("workers"),
+        )
 
     def _live_driver_running(self) -> bool:
         try:
