@@ -3,7 +3,11 @@
 Candidates are data instants that completed after the committing instant started, i.e.
 with a completion time above its OCC baseline (the largest completion time on the
 timeline when it started). Compactions never conflict: completion-time slicing puts
-logs written after a compaction was scheduled into the new slice.
+logs written after a compaction was scheduled into the new slice. Two writes that only
+append log files to a file group do not conflict either: readers merge logs in
+completion-time order, so neither append is lost (Hudi's non-blocking concurrency control
+for MOR). A conflict needs a rewritten base file: a copy-on-write merge that read a slice
+someone else changed meanwhile.
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ def candidates(catalog: Catalog, instant: str, baseline: str | None) -> list[Ins
 
 def check_occ(catalog: Catalog, instant: str, baseline: str | None, stats: list[WriteStat]) -> None:
     mine = {s.file_id for s in stats}
+    my_bases = {s.file_id for s in stats if s.kind == "base"}
     for other in candidates(catalog, instant, baseline):
-        overlap = mine & {f.file_id for f in catalog.files_of(other)}
+        files = catalog.files_of(other)
+        their_bases = {f.file_id for f in files if f.kind == "base"}
+        overlap = (mine & their_bases) | (my_bases & {f.file_id for f in files})
         if overlap:
             raise WriteConflictError(instant, other.requested_time, overlap)
 
