@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.clock import AdjustableClock, SystemClock
+from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.faults.skew import SkewApplier
@@ -49,18 +50,8 @@ class DriverFaults:
     def elapsed(self) -> float:
         return self.clock.elapsed()
 
-    def _record(self, o: Occurrence, applied: bool, **evidence: Any) -> None:
-        now = self.elapsed()
-        self.history.record(
-            "fault",
-            fault_kind=o.kind,
-            label=o.label,
-            target=o.target,
-            start_s=round(now, 3),
-            end_s=round(max(o.end_s, now), 3),
-            applied=applied,
-            evidence=evidence,
-        )
+    def _record(self, o: Occurrence, **evidence: Any) -> None:
+        record_fault(self.history, o, self.elapsed(), **evidence)
 
     def _due(self, kind: str) -> list[Occurrence]:
         now = self.elapsed()
@@ -85,7 +76,7 @@ class DriverFaults:
     def coordinator_hook(self, point: str, info: dict[str, Any]) -> None:
         for o in self._due("coordinator_crash"):
             if o.params.get("point") == point and self.fired.mark(o.label):
-                self._record(o, True, point=point, pid=os.getpid(), **info)
+                self._record(o, point=point, pid=os.getpid(), **info)
                 os.kill(os.getpid(), signal.SIGKILL)  # a real crash of the driver
 
     # -- ACKs --------------------------------------------------------------------------
@@ -101,17 +92,17 @@ class DriverFaults:
                     if hits + 1 >= o.params.get("count", 1):
                         self.fired.mark(o.label)
                 if kind == "drop_ack":
-                    self._record(o, True, checkpoint_id=batch_id)
+                    self._record(o, checkpoint_id=batch_id)
                     self.history.record("ack", checkpoint_id=batch_id, action="dropped")
                     return
                 if kind == "delay_ack":
                     delay = float(o.params["delay_s"])
-                    self._record(o, True, checkpoint_id=batch_id, delay_s=delay)
+                    self._record(o, checkpoint_id=batch_id, delay_s=delay)
                     self.history.record("ack_delayed", checkpoint_id=batch_id, delay_s=delay)
                     threading.Timer(delay, notify, args=(batch_id,)).start()
                     return
                 # stale_ack: deliver now, and replay the same ACK later (it must be a no-op)
-                self._record(o, True, checkpoint_id=batch_id, replay_after_s=STALE_REPLAY_AFTER_S)
+                self._record(o, checkpoint_id=batch_id, replay_after_s=STALE_REPLAY_AFTER_S)
                 threading.Timer(STALE_REPLAY_AFTER_S, notify, args=(batch_id,)).start()
         notify(batch_id)
 

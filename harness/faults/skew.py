@@ -6,6 +6,7 @@ import threading
 import time
 
 from engine.clock import AdjustableClock
+from harness.faults.evidence import record_fault
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
@@ -44,24 +45,20 @@ class SkewApplier(threading.Thread):
                 clock.set_drift_ppm(float(o.params["drift_ppm"]))
             else:
                 clock.jump_ms(float(o.params["jump_ms"]))
-            self.history.record(
-                "fault",
-                fault_kind="clock_skew",
-                label=o.label,
+            skew = {
+                k: o.params[k]
+                for k in ("offset_ms", "drift_ppm", "jump_ms")
+                if o.params.get(k) is not None
+            }
+            record_fault(
+                self.history,
+                o,
+                self.clock.elapsed(),
                 target=name,
-                start_s=round(self.clock.elapsed(), 3),
-                end_s=o.end_s,
-                applied=True,
-                evidence={
-                    "clock_before_ms": before,
-                    "clock_after_ms": clock.now_ms(),
-                    "wall_ms": int(time.time() * 1000),
-                    **{
-                        k: o.params.get(k)
-                        for k in ("offset_ms", "drift_ppm", "jump_ms")
-                        if o.params.get(k) is not None
-                    },
-                },
+                clock_before_ms=before,
+                clock_after_ms=clock.now_ms(),
+                wall_ms=int(time.time() * 1000),
+                **skew,
             )
 
     def _reset(self, o: Occurrence) -> None:

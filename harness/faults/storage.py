@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from engine.storage import Storage
+from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
@@ -55,17 +56,7 @@ class StorageFaults:
         return self.fired.take(o.label, int(o.params.get("count", 1)))
 
     def _record(self, o: Occurrence, **evidence: Any) -> None:
-        now = round(self.clock.elapsed(), 3)
-        self.history.record(
-            "fault",
-            fault_kind=o.kind,
-            label=o.label,
-            target=o.target,
-            start_s=now,
-            end_s=max(o.end_s, now),
-            applied=True,
-            evidence=evidence,
-        )
+        record_fault(self.history, o, self.clock.elapsed(), **evidence)
 
     def _before(self, op: str, path: str) -> None:
         elapsed = self.clock.elapsed()

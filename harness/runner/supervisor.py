@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
@@ -59,18 +60,6 @@ class Supervisor:
     def start(self) -> None:
         self.driver.start()
 
-    def _record_fault(self, o: Occurrence, start_s: float, **evidence) -> None:
-        self.history.record(
-            "fault",
-            fault_kind=o.kind,
-            label=o.label,
-            target=o.target,
-            start_s=round(start_s, 3),
-            end_s=o.end_s,
-            applied=True,
-            evidence=evidence,
-        )
-
     def tick(self) -> None:
         """Called about every 50 ms: restart a dead driver, start and end pauses."""
         code = self.driver.exit_code()
@@ -116,7 +105,8 @@ class Supervisor:
             self.cluster.pause_worker(n)
             self._worker_undo.append((o.end_s, lambda: self.cluster.resume_worker(n)))
         worker = self.cluster.info.worker(n)
-        self._record_fault(
+        record_fault(
+            self.history,
             o,
             elapsed,
             worker=n,
@@ -141,7 +131,7 @@ class Supervisor:
         self.driver = self._new_driver()
         pid = self.driver.start()
         self._zombies.append((old, o))
-        self._record_fault(o, elapsed, paused_pid=old.pid, new_pid=pid)
+        record_fault(self.history, o, elapsed, paused_pid=old.pid, new_pid=pid)
 
     def _resume_then_reap(self, zombie: DriverProcess, o: Occurrence) -> None:
         os.killpg(zombie.pid, signal.SIGCONT)

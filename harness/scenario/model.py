@@ -3,12 +3,14 @@
 Defaults follow DESIGN.md's example. Cross-field rules live in `rules.py`.
 """
 
+import dataclasses
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
+from engine.config import Safety
 from harness.scenario.base import NonNegFloat, NonNegInt, PosFloat, PosInt, Strict
 from harness.scenario.faults import Fault
 from harness.scenario.keys import get_dotted
@@ -54,20 +56,13 @@ class TrueTime(Strict):
     max_skew_ms: NonNegFloat = 200
 
 
-class SafetySpec(Strict):
-    """The engine's safety switches; the detection table turns each off in a scenario."""
-
-    occ: bool = True
-    pk_check: bool = True
-    put_if_absent: bool = True
-    strict_monotonic: bool = True
-    completion_time_slicing: bool = True
-    subsume_acks: bool = True
-    coordinator_state: bool = True
-    fencing: bool = True
-    truetime_wait: bool = True
-    lazy_rollback: bool = True
-    verify_writes: bool = True
+# The engine's safety switches, one key each (all on by default); the detection table turns
+# each off in a scenario. Derived from engine.config.Safety so the two never drift apart.
+SafetySpec = create_model(
+    "SafetySpec",
+    __base__=Strict,
+    **{f.name: (bool, f.default) for f in dataclasses.fields(Safety)},
+)
 
 
 class EngineSpec(Strict):

@@ -1,0 +1,28 @@
+"""Every applied fault becomes one `fault` event (docs/history.md) with its evidence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.faults.schedule import Occurrence
+from harness.history import HistoryWriter
+
+
+def record_fault(
+    history: HistoryWriter,
+    occurrence: Occurrence,
+    start_s: float,
+    target: str | None = None,
+    **evidence: Any,
+) -> None:
+    """`target` overrides the occurrence's (a skew of `all` names each clock it moved)."""
+    history.record(
+        "fault",
+        fault_kind=occurrence.kind,
+        label=occurrence.label,
+        target=target or occurrence.target,
+        start_s=round(start_s, 3),
+        end_s=round(max(occurrence.end_s, start_s), 3),
+        applied=True,
+        evidence=evidence,
+    )
