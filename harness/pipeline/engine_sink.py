@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import time
 from dataclasses import asdict
@@ -24,6 +25,7 @@ from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA
 COORDINATOR_STATE_DIR = ".hoodie/.stream/coordinator"
 WRITER_STATE_DIR = ".hoodie/.stream/writers"
 DRAIN_TIMEOUT_S = 60.0
+FENCED_EXIT = 4  # the driver's exit code when a newer coordinator fenced it out
 STORAGE_KINDS = ("storage_latency", "storage_error", "torn_file")
 
 
@@ -69,6 +71,8 @@ class EngineSink:
             cfg.storage_latency_ms,
         ).install(self.table.storage)
         self.tally = CommitTally(history)
+        self.epochs = EpochStore(self.table.storage)
+        self.fencing = safety.fencing
         self.coordinator = Coordinator(
             self.table,
             parallelism=cfg.writers,
@@ -77,7 +81,7 @@ class EngineSink:
             commit_ack_timeout_s=cfg.commit_ack_timeout_s,
             recorder=self.tally,
             state_store=CheckpointStateStore(self.table.storage, COORDINATOR_STATE_DIR),
-            epoch_store=EpochStore(self.table.storage),
+            epoch_store=self.epochs,
             fault_hook=faults.coordinator_hook,
         )
         self._restore_pending = restored is not None
@@ -95,7 +99,22 @@ class EngineSink:
         self.endpoint = self.server.start()
         self._acks: list[Any] = []
 
+    def _exit_if_fenced(self, batch_id: int) -> None:
+        """A driver whose coordinator lost its epoch (a resumed zombie) must not let Spark
+        record another batch: the batch's instant can no longer be committed by it, and
+        the new driver would then never process it. Fencing covers the query too."""
+        if self.fencing and self.epochs.current() > self.coordinator.epoch:
+            self.history.record(
+                "driver_fenced",
+                batch_id=batch_id,
+                epoch=self.coordinator.epoch,
+                current_epoch=self.epochs.current(),
+                pid=os.getpid(),
+            )
+            os._exit(FENCED_EXIT)
+
     def process_batch(self, df, batch_id: int) -> None:
+        self._exit_if_fenced(batch_id)
         # The coordinator snapshots before the writers do (FLINK-16986); the writers do not
         # wait for it, but Spark may record the batch (its checkpoint) only once it is done.
         snapshot = self.coordinator.snapshot_async(batch_id)
@@ -124,6 +143,7 @@ class EngineSink:
         fn = functools.partial(write_with_engine, cfg=task_cfg.to_dict())
         df.mapInArrow(fn, TASK_RESULT_SCHEMA).collect()
         snapshot.result()
+        self._exit_if_fenced(batch_id)
         self._restore_pending = False
 
     def checkpoint_complete(self, batch_id: int, info: dict) -> None:
