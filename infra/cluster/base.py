@@ -27,6 +27,7 @@ MASTER_HOST = "127.0.0.10"
 MASTER_PORT = 7077
 WEB_PORT = 8080
 WORKER_WEB_PORT = 8081
+WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 START_TIMEOUT_S = 120.0
 # Worker clocks (libfaketime): a file per worker holds its offset, re-read every second.
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
@@ -294,6 +295,25 @@ class ClusterBackend(ABC):
     @abstractmethod
     def resume_worker(self, n: int) -> None:
         """Undo pause_worker(n)."""
+
+    def _worker_args(self, host: str, work_dir: Path) -> list[str]:
+        """spark-class arguments of worker `host`, the same for processes and containers."""
+        return [
+            WORKER_CLASS,
+            "--properties-file",
+            str(self.properties_file),
+            "--host",
+            host,
+            "--cores",
+            str(self.cores_per_worker),
+            "--memory",
+            self.worker_memory,
+            "--work-dir",
+            str(work_dir),
+            "--webui-port",
+            str(WORKER_WEB_PORT),
+            self.master_url,
+        ]
 
     @abstractmethod
     def _start_worker(self, n: int) -> WorkerInfo:

@@ -15,7 +15,6 @@ from infra.cluster.base import (
     CLUSTER_ENV,
     FAKETIME_LIB,
     OWNER_ENV,
-    WORKER_WEB_PORT,
     ClusterBackend,
     ClusterError,
     ClusterInfo,
@@ -203,22 +202,7 @@ class DockerBackend(ClusterBackend):
             offset = float(self.clock_file(n).read_text()) * 1000.0
             # The image installs Debian's faketime: the library sits at the host's path.
             env.update(faketime_env(self.clock_file(n), FAKETIME_LIB, self.clock_skip_java))
-        args = [
-            "org.apache.spark.deploy.worker.Worker",
-            "--properties-file",
-            str(self.properties_file),
-            "--host",
-            host,
-            "--cores",
-            str(self.cores_per_worker),
-            "--memory",
-            self.worker_memory,
-            "--work-dir",
-            str(wdir),
-            "--webui-port",
-            str(WORKER_WEB_PORT),
-            self.master_url,
-        ]
+        args = self._worker_args(host, wdir)
         name = self._container_name(f"worker-{n}")
         self._remove_named(name)
         c = self._run(name, "worker", host, args, env, {LABEL_WORKER: str(n)})

@@ -16,7 +16,6 @@ from infra.cluster.base import (
     CLUSTER_ENV,
     FAKETIME_LIB,
     OWNER_ENV,
-    WORKER_WEB_PORT,
     ClusterBackend,
     ClusterError,
     ClusterInfo,
@@ -35,7 +34,6 @@ from infra.cluster.procs import (
 )
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
-WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 DAEMON_MEMORY = "512m"
 
 
@@ -125,22 +123,7 @@ class StandaloneBackend(ClusterBackend):
                 self._set_clock_file(n, 0.0)
             offset = float(self.clock_file(n).read_text()) * 1000.0
             env.update(faketime_env(self.clock_file(n), skip_java=self.clock_skip_java))
-        args = [
-            WORKER_CLASS,
-            "--properties-file",
-            str(self.properties_file),
-            "--host",
-            host,
-            "--cores",
-            str(self.cores_per_worker),
-            "--memory",
-            self.worker_memory,
-            "--work-dir",
-            str(wdir),
-            "--webui-port",
-            str(WORKER_WEB_PORT),
-            self.master_url,
-        ]
+        args = self._worker_args(host, wdir)
         pid = self._spawn(f"worker-{n}", args, env, self._worker_log(n))
         return WorkerInfo(index=n, host=host, pid=pid, clock_offset_ms=offset)
 
