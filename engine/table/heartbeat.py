@@ -39,10 +39,11 @@ class Heartbeats:
                 self._thread.start()
 
     def stop(self, instant: str, delete: bool = True) -> None:
+        # Under the lock, so a beat in flight cannot recreate the file after the delete.
         with self._lock:
             self._live.discard(instant)
-        if delete:
-            self.storage.delete(f"{HEARTBEAT_DIR}/{instant}", missing_ok=True)
+            if delete:
+                self.storage.delete(f"{HEARTBEAT_DIR}/{instant}", missing_ok=True)
 
     def close(self) -> None:
         self._stop.set()
@@ -50,9 +51,12 @@ class Heartbeats:
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
             for instant in self.live:
-                # A missed beat only risks a later lazy rollback.
-                with contextlib.suppress(Exception):
-                    self.beat(instant)
+                with self._lock:
+                    if instant not in self._live:  # stopped since the snapshot
+                        continue
+                    # A missed beat only risks a later lazy rollback.
+                    with contextlib.suppress(Exception):
+                        self.beat(instant)
 
     def last_beat_ms(self, instant: str) -> int | None:
         try:

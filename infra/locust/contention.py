@@ -21,26 +21,30 @@ from locust.runners import STATE_STOPPED
 
 from engine.config import TableConfig
 from engine.table import Table
-from infra.locust.occ_writer import SCHEMA, OccWriter, WriterSettings
+from infra.locust.occ_writer import SCHEMA, TRANSITION, OccWriter, WriterSettings
 from infra.locust.shape import Stage, StepShape, stage_label
 
 PERCENTILES = {"p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
 STOP_TIMEOUT_S = 30  # users finish the commit in hand, never die holding the table lock
 
 
+def _attempts(env: Environment, name: str) -> dict[str, int]:
+    commits = env.stats.entries.get((name, "commit"))
+    attempts = commits.num_requests if commits else 0
+    conflicts = commits.num_failures if commits else 0
+    return {"attempts": attempts, "commits": attempts - conflicts, "conflicts": conflicts}
+
+
 def _stage_stats(env: Environment, stage: Stage) -> dict[str, Any]:
     name = stage_label(stage.users)
     commits = env.stats.entries.get((name, "commit"))
     errors = env.stats.entries.get((name, "error"))
-    attempts = commits.num_requests if commits else 0
-    conflicts = commits.num_failures if commits else 0
-    ok = attempts - conflicts
+    counts = _attempts(env, name)
+    attempts, conflicts, ok = counts["attempts"], counts["conflicts"], counts["commits"]
     return {
         "users": stage.users,
         "duration_s": stage.duration_s,
-        "attempts": attempts,
-        "commits": ok,
-        "conflicts": conflicts,
+        **counts,
         "errors": errors.num_requests if errors else 0,
         "conflict_rate": conflicts / attempts if attempts else None,
         "commits_per_s": ok / stage.duration_s,
@@ -80,6 +84,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     table.close()
     return {
         "stages": [_stage_stats(env, s) for s in stages],
+        # Attempts that ran across a stage change belong to neither stage's user count.
+        "transition": _attempts(env, TRANSITION),
         "timed_out": timed_out,
         # The engine's own count, to cross-check Locust's: every success is one commit.
         "table_commits": len(completed),

@@ -2,9 +2,10 @@
 
 Each user opens the table with its own writer id (and so its own lock holder), like a
 separate backfill job. Every commit attempt is one Locust request named after the load
-stage it started in: success = committed, failure = a write conflict (the transaction is
-rolled back, not retried, so the failure ratio is the conflict rate). Anything else is
-reported under the request type `error`, apart from the conflicts.
+stage it ran in (an attempt that straddles a stage change is counted under `transition`,
+since the users that joined mid-attempt may conflict with it): success = committed,
+failure = a write conflict (the transaction is rolled back, not retried, so the failure
+ratio is the conflict rate). Anything else is reported under the request type `error`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from engine.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("amount", pa.int64()), ("payload", pa.binary())])
 _ids = itertools.count()
+TRANSITION = "transition"
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,13 @@ class OccWriter(User):
             txn.abort()
         self.environment.events.request.fire(
             request_type=request_type,
-            name=stage,
+            name=self._stage_name(stage),
             response_time=(time.perf_counter() - started) * 1000,
             response_length=rows.num_rows,
             exception=exception,
             context={"writer": self.writer_id},
         )
+
+    def _stage_name(self, started_in: str) -> str:
+        ended_in = self.environment.shape_class.label()
+        return started_in if ended_in in (None, started_in) else TRANSITION

@@ -24,6 +24,7 @@ def test_locust_counts_commits_and_conflicts(tmp_path: Path) -> None:
         assert stage["attempts"] == stage["commits"] + stage["conflicts"]
         assert stage["latency_ms"]["p50"] <= stage["latency_ms"]["p99"]
     # Every Locust success is one completed commit on the table, and nothing else is.
-    assert result["table_commits"] == one["commits"] + four["commits"]
+    transition = result["transition"]["commits"]
+    assert result["table_commits"] == one["commits"] + four["commits"] + transition
     assert "write conflict" in result["sample_conflict"]
     assert not list(tmp_path.iterdir())  # the temporary table is gone
