@@ -23,6 +23,9 @@ class Safety:
     truetime_wait: bool = True
     lazy_rollback: bool = True
     verify_writes: bool = True  # a data file that did not land whole fails its write
+    # Hudi 1.1 keeps blocking instant generation for COW upserts (#13464): an async
+    # writer's merge would read a base file whose instant has not committed yet.
+    cow_upsert_blocking: bool = True
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -236,6 +236,12 @@ def _print_summary(root: Path, result: dict) -> None:
         out.print(f"  {name}: {check.get('verdict')}")
     if result.get("error"):
         out.print(f"  error: {result['error']}")
+    mode = result.get("environment", {}).get("instant_mode", {})
+    if mode.get("effective") != mode.get("requested"):
+        out.print(
+            f"  instant mode: {mode.get('requested')} asked, ran {mode.get('effective')} "
+            "(COW upserts need blocking: safety.cow_upsert_blocking)"
+        )
     tp = result.get("metrics", {}).get("throughput_rows_per_s")
     if isinstance(tp, dict) and tp.get("mean") is not None:
         out.print(f"  throughput: mean {tp['mean']:,.0f} rows/s, cv {tp.get('cv')}")

@@ -50,6 +50,15 @@ def _settle(target: Future[None], source: Future[None]) -> None:
         target.set_exception(error)
 
 
+def effective_mode(mode: str, table_type: str, operation: str, safety: Safety) -> str:
+    """The instant mode the coordinator really runs: COW upserts are forced to blocking
+    (safety.cow_upsert_blocking), because in async mode the next batch's writers merge
+    with the last COMMITTED base file and would overwrite the updates still in flight."""
+    if safety.cow_upsert_blocking and table_type == "cow" and operation == "upsert":
+        return "blocking"
+    return mode
+
+
 @dataclass(frozen=True)
 class _Created:
     instant: str
@@ -71,6 +80,7 @@ class Coordinator:
         *,
         parallelism: int,
         mode: str = "async",
+        operation: str = "insert",
         safety: Safety | None = None,
         commit_ack_timeout_s: float = 60.0,
         recorder: Recorder = null_recorder,
@@ -82,8 +92,9 @@ class Coordinator:
             raise ValueError(f"mode must be 'async' or 'blocking', not {mode!r}")
         self.table = table
         self.parallelism = parallelism
-        self.mode = mode
         safety = safety or Safety()
+        self.requested_mode = mode
+        self.mode = effective_mode(mode, table.config.table_type, operation, safety)
         self.subsume_acks = safety.subsume_acks
         self.keep_state = safety.coordinator_state
         self.fencing = safety.fencing
@@ -95,6 +106,8 @@ class Coordinator:
         # A restarted coordinator takes a new epoch first: from here on, the old one
         # (a zombie, maybe only paused) fails its guard on every commit and rollback.
         self.epoch = epoch_store.advance() if epoch_store is not None else 0
+        if self.mode != mode:
+            recorder("instant_mode_forced", {"requested": mode, "mode": self.mode})
 
         self._lock = threading.Lock()
         self._committed = threading.Condition(self._lock)
@@ -501,6 +514,7 @@ class Coordinator:
         with self._lock:
             return {
                 "mode": self.mode,
+                "requested_mode": self.requested_mode,
                 "epoch": self.epoch,
                 "current_instant": self._current_instant,
                 "last_ack": self._last_ack,

@@ -2,6 +2,7 @@
 
 from harness.checks.bank import bank
 from harness.checks.exactly_once import exactly_once
+from harness.checks.exactly_once_upserts import exactly_once_upserts
 from harness.checks.isolation import fingerprint, isolation
 from harness.checks.result import CheckResult, Verdict
 from harness.checks.timeline import timeline
@@ -16,6 +17,7 @@ __all__ = [
     "combine",
     "combine_verdicts",
     "exactly_once",
+    "exactly_once_upserts",
     "exit_code",
     "fingerprint",
     "isolation",

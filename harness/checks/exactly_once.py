@@ -16,7 +16,7 @@ from harness.checks.result import CheckResult, capped
 NAME = "exactly_once"
 
 
-def _merge_batches(expected: Iterable[Mapping[str, Any]]) -> dict[Any, dict[str, Any]]:
+def merged_batches(expected: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One entry per batch id. A replayed batch is certain if any of its records is."""
     merged: dict[Any, dict[str, Any]] = {}
     for b in expected:
@@ -32,12 +32,12 @@ def _merge_batches(expected: Iterable[Mapping[str, Any]]) -> dict[Any, dict[str,
         if (entry["start"], entry["end"]) != (int(b["start_offset"]), int(b["end_offset"])):
             raise ValueError(f"batch {b['batch_id']} was recorded with two different ranges")
         entry["certain"] = entry["certain"] or bool(b["certain"])
-    return merged
+    return list(merged.values())
 
 
 def exactly_once(expected_batches: Iterable[Mapping[str, Any]], observed_ids: Any) -> CheckResult:
     try:
-        batches = sorted(_merge_batches(expected_batches).values(), key=lambda b: b["start"])
+        batches = sorted(merged_batches(expected_batches), key=lambda b: b["start"])
     except ValueError as exc:
         return CheckResult(NAME, "unknown", {"reason": str(exc)})
     if not batches:

@@ -77,6 +77,7 @@ class EngineSink:
             self.table,
             parallelism=cfg.writers,
             mode=cfg.instant_mode,
+            operation=cfg.op,
             safety=safety,
             commit_ack_timeout_s=cfg.commit_ack_timeout_s,
             recorder=self.tally,

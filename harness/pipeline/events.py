@@ -69,6 +69,11 @@ def partition_of_keys(keys: np.ndarray, spec: EventSpec) -> np.ndarray:
     return bucket_of_keys(pa.array(keys, pa.int64()), spec.file_groups) % spec.partitions
 
 
+def upsert_keys(offsets: np.ndarray, spec: EventSpec) -> np.ndarray:
+    """Upsert mode: the key each source offset's event writes."""
+    return (_mix(offsets, spec.seed, 0) % np.uint64(max(spec.keys, 1))).astype(np.int64)
+
+
 def bank_legs(event_ids: np.ndarray, spec: EventSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(from_account, to_account, amount) of each transfer; the legs' owners always differ."""
     w, per = spec.partitions, max(spec.accounts // spec.partitions, 1)
@@ -92,7 +97,7 @@ def generate(
         keys = offsets
         mine = offsets % spec.partitions == partition
     else:  # upsert: keys are reused
-        keys = (_mix(offsets, spec.seed, 0) % np.uint64(max(spec.keys, 1))).astype(np.int64)
+        keys = upsert_keys(offsets, spec)
         mine = partition_of_keys(keys, spec) == partition
     offsets, keys = offsets[mine], keys[mine]
     n = len(offsets)

@@ -89,5 +89,15 @@ def analyse_run(
             {"kind": m.split("@")[0].split("#")[0], "label": m, "applied": False, "evidence": {}}
             for m in missed
         ],
-        "environment": environment(scenario.cluster.backend),
+        "environment": {
+            **environment(scenario.cluster.backend),
+            "instant_mode": _instant_mode(scenario, events),
+        },
     }
+
+
+def _instant_mode(scenario: Scenario, events: list[dict]) -> dict[str, str]:
+    """The mode asked for and the one the coordinator ran (COW upserts force blocking)."""
+    requested = scenario.engine.instant_mode
+    forced = [e["mode"] for e in events if e["kind"] == "instant_mode_forced"]
+    return {"requested": requested, "effective": forced[-1] if forced else requested}

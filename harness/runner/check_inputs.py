@@ -11,11 +11,13 @@ from harness.checks import (
     CheckResult,
     bank,
     exactly_once,
+    exactly_once_upserts,
     isolation,
     timeline,
     unique_keys,
 )
-from harness.pipeline.events import OPENING_BALANCE
+from harness.pipeline.events import OPENING_BALANCE, upsert_keys
+from harness.runner.driver_config import event_spec
 from harness.runner.final_state import FinalState
 from harness.scenario import Scenario
 from harness.workload.reads import perform_read, uncommitted_rows
@@ -49,10 +51,29 @@ def expected_batches(scenario: Scenario, events: list[dict[str, Any]]) -> list[d
     return out
 
 
+def _stream_rows(final: FinalState):
+    """Rows the stream wrote (batch writers' and the bank's opening rows have no event)."""
+    return final.rows.filter(pc.greater_equal(final.rows.column("event_id"), 0))
+
+
 def _stream_ids(scenario: Scenario, final: FinalState):
-    rows = final.rows.filter(pc.greater_equal(final.rows.column("event_id"), 0))
+    rows = _stream_rows(final)
     # Bank legs have their own ids (2 * event, 2 * event + 1); appends use the event id.
     return rows.column("id" if scenario.source.mode == "bank" else "event_id")
+
+
+def _exactly_once(scenario: Scenario, events: list[dict[str, Any]], final: FinalState):
+    batches = expected_batches(scenario, events)
+    if scenario.source.mode != "upsert":
+        return exactly_once(batches, _stream_ids(scenario, final))
+    spec = event_spec(scenario)
+    rows = _stream_rows(final)
+    return exactly_once_upserts(
+        batches,
+        rows.column("id"),
+        rows.column("event_id"),
+        lambda offsets: upsert_keys(offsets, spec),
+    )
 
 
 def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dict[str, Any]]:
@@ -121,18 +142,7 @@ def run_checks(
         reads, stable, repeated = _isolation_inputs(events, final, is_bank)
     for name in wanted:
         if name == "exactly_once":
-            if scenario.source.mode == "upsert":
-                results.append(
-                    CheckResult(
-                        name,
-                        "unknown",
-                        {"reason": "exactly_once is not defined for upsert mode yet"},
-                    )
-                )
-                continue
-            results.append(
-                exactly_once(expected_batches(scenario, events), _stream_ids(scenario, final))
-            )
+            results.append(_exactly_once(scenario, events, final))
         elif name == "unique_keys":
             results.append(unique_keys(final.rows.column("id")))
         elif name == "timeline":

@@ -20,6 +20,8 @@ DETECTION = {
     "coordinator-state": (["coordinator_state"], {"exactly_once"}),
     "fencing": (["fencing"], {"timeline", "exactly_once"}),
     "verify-writes": (["verify_writes"], {"exactly_once"}),
+    # OCC would fail the stale merge's commit, so it is off too: the updates are lost.
+    "cow-upsert-blocking": (["cow_upsert_blocking", "occ"], {"exactly_once"}),
 }
 
 
@@ -40,7 +42,13 @@ def test_switch_off_is_caught(run, name):
 # scenarios/faults/ (drop-ack, coordinator-crash, clock-skew, coordinator-pause, torn-file),
 # whose
 # clean runs test_faults.py already requires to be valid.
-UNIQUE_SHAPES = ["occ", "pk-check", "put-if-absent", "completion-time-slicing"]
+UNIQUE_SHAPES = [
+    "occ",
+    "pk-check",
+    "put-if-absent",
+    "completion-time-slicing",
+    "cow-upsert-blocking",
+]
 
 
 @pytest.mark.parametrize("name", UNIQUE_SHAPES)

@@ -13,3 +13,40 @@ def test_batches_commit_exactly_once_in_order(tmp_path, mode):
     assert [c["rows"] for c in commits] == [24] * 4
     assert all(c["files"] == 4 for c in commits)
     assert h.coordinator.pending_instants() == 0
+
+
+@pytest.mark.parametrize(
+    ("table_type", "operation", "switch", "expected"),
+    [
+        ("cow", "upsert", True, "blocking"),  # Hudi #13464: merges would read stale bases
+        ("cow", "upsert", False, "async"),
+        ("cow", "insert", True, "async"),
+        ("mor", "upsert", True, "async"),  # log appends never merge with an earlier slice
+    ],
+)
+def test_cow_upserts_force_blocking_instant_generation(
+    tmp_path, table_type, operation, switch, expected
+):
+    from engine.config import Safety, TableConfig
+    from engine.stream.coordinator import Coordinator
+    from engine.stream.recorder import ListRecorder
+    from engine.table import Table
+
+    table = Table.create(str(tmp_path / "t"), TableConfig(table_type=table_type))
+    recorder = ListRecorder()
+    coordinator = Coordinator(
+        table,
+        parallelism=1,
+        mode="async",
+        operation=operation,
+        safety=Safety(cow_upsert_blocking=switch),
+        recorder=recorder,
+    )
+    try:
+        assert coordinator.mode == expected
+        assert coordinator.status()["requested_mode"] == "async"
+        forced = [{"requested": "async", "mode": "blocking"}] if expected == "blocking" else []
+        assert recorder.of_kind("instant_mode_forced") == forced
+    finally:
+        coordinator.close()
+        table.close()
