@@ -94,6 +94,7 @@ def render_comparison(
             for v, rs in runs.items()
         },
         "suspect": [r for rs in runs.values() for r in rs if r.verdict != "valid"],
+        "forced": [r for rs in runs.values() for r in rs if r.instant_mode_forced],
         "charts": [
             chart(
                 "Throughput over time, every run",

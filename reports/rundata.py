@@ -33,6 +33,12 @@ class RunData:
         return str(self.result.get("scenario") or start.get("scenario") or self.root.name)
 
     @property
+    def instant_mode_forced(self) -> bool:
+        """The coordinator ran another instant mode than the scenario asked for."""
+        mode = self.result.get("environment", {}).get("instant_mode") or {}
+        return mode.get("effective", mode.get("requested")) != mode.get("requested")
+
+    @property
     def run_id(self) -> str:
         start = self.run_start or {}
         return str(self.result.get("run_id") or start.get("run_id") or self.root.name)

@@ -69,3 +69,20 @@ def test_runs_without_history_are_listed_not_charted(
     assert "No metrics to compare." in html
     assert "did not end valid" in html and "smoke-20231114T220000" in html
     assert html.count("<svg") == 3  # the async run still charts
+
+
+def test_a_run_whose_instant_mode_was_forced_is_flagged(
+    make_run: Callable[..., Path], tmp_path: Path
+) -> None:
+    by_variant = runs(make_run, 1)
+    forced = by_variant["async"][0]
+    result = json.loads((forced / "result.json").read_text())
+    result["environment"]["instant_mode"] = {"requested": "async", "effective": "blocking"}
+    (forced / "result.json").write_text(json.dumps(result))
+    html = render_comparison(by_variant, tmp_path / "c", []).read_text()
+    assert "asked for async instant generation but ran blocking" in html
+    assert f"<code>{forced.name}</code>" in html
+    md = (tmp_path / "c" / "compare.md").read_text()
+    assert "1 run(s) asked for async" in md
+    clean = render_comparison(runs(make_run, 1), tmp_path / "d", []).read_text()
+    assert "ran blocking" not in clean
