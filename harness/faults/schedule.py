@@ -6,18 +6,8 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Where each kind is applied: the pipeline driver (and its executors) or the runner.
-DRIVER_KINDS = {
-    "writer_crash",
-    "coordinator_crash",
-    "drop_ack",
-    "delay_ack",
-    "stale_ack",
-    "storage_latency",
-    "storage_error",
-    "torn_file",
-}
-RUNNER_KINDS = {"coordinator_pause", "worker_kill", "worker_pause"}
+# Applied by the runner to cluster workers (coordinator_pause too, to the driver).
+WORKER_KINDS = {"worker_kill", "worker_pause"}
 # For these `count` is how many ACKs / operations / files one occurrence hits, not how
 # many occurrences there are.
 COUNTED_KINDS = {"drop_ack", "delay_ack", "stale_ack", "storage_error", "torn_file"}
@@ -53,12 +43,15 @@ class Occurrence:
 
 
 def _resolve_target(
-    target: str | None, rng: random.Random, writers: int, workers: int
+    kind: str, target: str | None, rng: random.Random, writers: int, workers: int
 ) -> str | None:
+    """`random`: a writer task (numbered from 0, as Spark's partitions) or, for worker
+    faults, a cluster worker (numbered from 1, as infra.cluster's workers)."""
     if target != "random":
         return target
-    prefix, n = ("writer", writers) if writers else ("worker", workers)
-    return f"{prefix}:{rng.randrange(n)}"
+    if kind in WORKER_KINDS:
+        return f"worker:{1 + rng.randrange(workers)}"
+    return f"writer:{rng.randrange(writers)}"
 
 
 def expand(
@@ -78,6 +71,6 @@ def expand(
                 break
             span = fault.get("duration_s") or (run_s - at if fault["kind"] in LASTING_KINDS else 0)
             end = min(at + span, run_s)
-            target = _resolve_target(fault.get("target"), rng, writers, workers)
+            target = _resolve_target(fault["kind"], fault.get("target"), rng, writers, workers)
             out.append(Occurrence(fault["kind"], index, at, end, target, params))
     return sorted(out, key=lambda o: o.at_s)

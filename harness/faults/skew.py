@@ -7,6 +7,7 @@ import time
 
 from engine.clock import AdjustableClock
 from harness.faults.evidence import record_fault
+from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
@@ -80,3 +81,43 @@ class SkewApplier(threading.Thread):
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def skew_at_ms(o: Occurrence, elapsed_s: float) -> float:
+    """The clock offset an occurrence gives `elapsed_s` into the run (0 outside its window)."""
+    if not o.at_s <= elapsed_s < o.end_s:
+        return 0.0
+    if o.params.get("drift_ppm") is not None:
+        return float(o.params["drift_ppm"]) * (elapsed_s - o.at_s) * 1000 / 1e6
+    return float(o.params.get("offset_ms") or o.params.get("jump_ms") or 0.0)
+
+
+def targets_writer(o: Occurrence, task: int) -> bool:
+    return o.kind == "clock_skew" and o.target in (f"writer:{task}", "all")
+
+
+def skew_task_clock(
+    occurrences: list[Occurrence],
+    clock: AdjustableClock,
+    task: int,
+    run_clock: RunClock,
+    history: HistoryWriter,
+    fired: FiredLog,
+) -> None:
+    """A writer task's engine clock for this task's lifetime (tasks live one micro-batch):
+    the skews active now; each occurrence's evidence is recorded once per writer."""
+    elapsed = run_clock.elapsed()
+    active = [o for o in occurrences if targets_writer(o, task) and skew_at_ms(o, elapsed)]
+    clock.set_offset_ms(sum(skew_at_ms(o, elapsed) for o in active))
+    for o in active:
+        target = f"writer:{task}"
+        if fired.mark(f"{o.label}.{target}"):
+            record_fault(
+                history,
+                o,
+                elapsed,
+                target=target,
+                clock_skew_ms=clock.skew_ms,
+                clock_ms=clock.now_ms(),
+                wall_ms=int(time.time() * 1000),
+            )

@@ -138,6 +138,7 @@ class EngineSink:
             t0=self.faults.clock.t0,
             crash_points=self.faults.crash_points(batch_id),
             storage_faults=[o.to_dict() for o in self.faults.occ if o.kind in STORAGE_KINDS],
+            clock_skews=[o.to_dict() for o in self.faults.occ if o.kind == "clock_skew"],
             storage_latency_ms=self.cfg.storage_latency_ms,
             fired_dir=self.cfg.fired_dir,
         )

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark import TaskContext
 
+from engine.clock import AdjustableClock, SystemClock
 from engine.config import Safety
 from engine.stream.state import WriterStateStore
 from engine.stream.transport.rpc import Endpoint, RpcCoordinatorClient
@@ -22,12 +23,14 @@ from engine.stream.writer import WriterTask
 from engine.table import Table
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
+from harness.faults.skew import skew_task_clock
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
 from harness.pipeline.raw_sink import task_result
 from harness.run_clock import RunClock
 
 _TABLES: dict[str, Table] = {}
+_CLOCKS: dict[str, AdjustableClock] = {}  # each cached table's engine clock (clock_skew)
 _CLIENTS: dict[Endpoint, RpcCoordinatorClient] = {}
 
 
@@ -49,6 +52,7 @@ class TaskConfig:
     # Storage fault occurrences and the constant storage latency (harness.faults.storage).
     storage_faults: list[dict[str, Any]] = field(default_factory=list)
     storage_latency_ms: float = 0.0
+    clock_skews: list[dict[str, Any]] = field(default_factory=list)  # writer:N and all
     fired_dir: str = ""  # counted faults are counted across processes (harness.faults.fired)
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,7 +63,13 @@ def _table(cfg: TaskConfig, task: int, history: HistoryWriter) -> Table:
     key = f"{cfg.table_path}#{task}"  # storage faults can target one writer
     table = _TABLES.get(key)
     if table is None:
-        table = Table.open(cfg.table_path, safety=Safety(**cfg.safety), writer_id=f"writer:{task}")
+        _CLOCKS[key] = AdjustableClock(SystemClock())
+        table = Table.open(
+            cfg.table_path,
+            clock=_CLOCKS[key],
+            safety=Safety(**cfg.safety),
+            writer_id=f"writer:{task}",
+        )
         occurrences = [Occurrence.from_dict(o) for o in cfg.storage_faults]
         StorageFaults(
             occurrences,
@@ -70,6 +80,14 @@ def _table(cfg: TaskConfig, task: int, history: HistoryWriter) -> Table:
             target=f"writer:{task}",
         ).install(table.storage)
         _TABLES[key] = table
+    skew_task_clock(
+        [Occurrence.from_dict(o) for o in cfg.clock_skews],
+        _CLOCKS[key],
+        task,
+        RunClock(t0=cfg.t0),
+        history,
+        FiredLog(cfg.fired_dir),
+    )
     return table.reload()
 
 
@@ -115,6 +133,16 @@ def write_with_engine(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any])
     ctx = TaskContext.get()
     task, attempt = ctx.partitionId(), ctx.attemptNumber()
     history = HistoryWriter(config.history_dir, f"writer:{task}")
+    # This process's wall clock against the (never faked) monotonic clock, which all
+    # processes of the machine share: shows a worker's process-level clock skew.
+    history.record(
+        "task_clock",
+        batch_id=config.batch_id,
+        task=task,
+        attempt=attempt,
+        host=os.environ.get("SPARK_LOCAL_IP"),
+        wall_minus_mono_s=time.time() - time.monotonic(),
+    )
     table = _table(config, task, history)
     writer = WriterTask(
         task,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.checks import combine_verdicts
+from harness.faults.worker_clock import observed_worker_skew
 from harness.history import read_events, read_series
 from harness.metrics import MetricParams, compute_metrics
 from harness.runner.check_inputs import run_checks
@@ -13,6 +14,7 @@ from harness.runner.environment import environment
 from harness.runner.final_state import read_final_state
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
+from harness.scenario.faults import is_worker_skew
 
 
 def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -27,6 +29,9 @@ def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if lasting and key in seen:
             continue
         seen.add(key)
+        evidence = dict(e.get("evidence", {}))
+        if is_worker_skew(e.get("fault_kind", ""), e.get("target")):
+            evidence["observed"] = observed_worker_skew(e, events)
         out.append(
             {
                 "kind": e.get("fault_kind"),
@@ -34,7 +39,7 @@ def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "start_s": e.get("start_s"),
                 "end_s": e.get("end_s"),
                 "applied": e.get("applied"),
-                "evidence": e.get("evidence", {}),
+                "evidence": evidence,
             }
         )
     return out

@@ -20,6 +20,7 @@ from harness.runner.rundir import RunPaths, new_run_dir
 from harness.runner.supervisor import Supervisor
 from harness.runner.table_setup import set_up_table
 from harness.scenario import Scenario
+from harness.scenario.faults import is_worker_skew
 from harness.workload.background import Background, start_background
 
 STARTUP_TIMEOUT_S = 180
@@ -96,12 +97,15 @@ def start_cluster(scenario: Scenario, paths: RunPaths):
         return None
     from infra.cluster import backend_for
 
+    # Workers run under libfaketime only when a fault will skew their clocks.
+    skewed = any(is_worker_skew(f.kind, getattr(f, "target", "")) for f in scenario.faults)
     cluster = backend_for(
         scenario.cluster.backend,
         scenario.cluster.workers,
         scenario.cluster.cores_per_worker,
         paths.root / "cluster",
         mounts=[paths.root, paths.table],
+        clock_control=skewed,
     )
     cluster.up()
     return cluster

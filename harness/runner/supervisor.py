@@ -17,6 +17,7 @@ from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.runner.driver_process import DriverProcess
+from harness.scenario.faults import is_worker_skew
 
 MAX_RESTARTS = 10
 ZOMBIE_GRACE_S = 8.0
@@ -44,7 +45,11 @@ class Supervisor:
         self.pauses = [o for o in occurrences if o.kind == "coordinator_pause"]
         # Worker faults act on a standalone or docker cluster (infra.cluster backend).
         self.cluster = cluster
-        self.worker_faults = [o for o in occurrences if o.kind in ("worker_kill", "worker_pause")]
+        self.worker_faults = [
+            o
+            for o in occurrences
+            if o.kind in ("worker_kill", "worker_pause") or is_worker_skew(o.kind, o.target)
+        ]
         self._worker_undo: list[tuple[float, Callable[[], Any]]] = []
         self.env = env or {}
         self.fired = fired
@@ -94,10 +99,18 @@ class Supervisor:
 
     def _worker_fault(self, o: Occurrence, elapsed: float) -> None:
         """worker_kill: kill -9 (or docker kill), restarted after `duration_s` (default
-        WORKER_RESTART_S); worker_pause: SIGSTOP (or docker pause) until the window ends."""
+        WORKER_RESTART_S); worker_pause: SIGSTOP (or docker pause) until the window ends;
+        clock_skew: the worker's libfaketime offset until the window ends."""
         n = int(o.target.split(":")[1])
         before = self.cluster.status()
-        if o.kind == "worker_kill":
+        skew: dict[str, Any] = {}
+        if o.kind == "clock_skew":
+            offset = float(o.params.get("offset_ms") or o.params.get("jump_ms") or 0.0)
+            self.cluster.set_worker_clock(n, offset)
+            self._worker_undo.append((o.end_s, lambda: self.cluster.set_worker_clock(n, 0)))
+            # The runner's own wall-minus-monotonic: analysis compares the worker's tasks.
+            skew = {"offset_ms": offset, "runner_wall_minus_mono_s": time.time() - time.monotonic()}
+        elif o.kind == "worker_kill":
             self.cluster.kill_worker(n)
             back = o.at_s + (o.params.get("duration_s") or WORKER_RESTART_S)
             self._worker_undo.append((back, lambda: self.cluster.restart_worker(n)))
@@ -114,6 +127,7 @@ class Supervisor:
             pid=worker.pid,
             container=worker.container,
             workers_before=before.get("workers"),
+            **skew,
         )
 
     def _live_driver_running(self) -> bool:

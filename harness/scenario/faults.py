@@ -36,7 +36,7 @@ def _target(*forms: str) -> object:
 
 WriterTarget = _target("writer:N", "random")
 WorkerTarget = _target("worker:N", "random")
-SkewTarget = _target("coordinator", "writer:N", "batch_writer:N", "all")
+SkewTarget = _target("coordinator", "writer:N", "batch_writer:N", "worker:N", "all")
 
 
 class _Fault(Strict):
@@ -103,7 +103,9 @@ class StaleAck(_AckFault):
 
 
 class ClockSkew(_Fault):
-    """Exactly one of offset_ms, drift_ppm, jump_ms; duration_s None = until the run ends."""
+    """Exactly one of offset_ms, drift_ppm, jump_ms; duration_s None = until the run ends.
+    `worker:N` skews a whole cluster worker process tree with libfaketime (standalone and
+    docker backends; offset_ms or jump_ms); every other target is an engine clock."""
 
     kind: Literal["clock_skew"]
     target: SkewTarget = "coordinator"
@@ -166,4 +168,10 @@ Fault = Annotated[
 ]
 
 # Faults that act on cluster worker processes, which only exist outside local mode.
-CLUSTER_FAULTS = {"worker_kill": ("standalone", "docker"), "worker_pause": ("standalone", "docker")}
+CLUSTER_BACKENDS = ("standalone", "docker")
+CLUSTER_FAULTS = {"worker_kill": CLUSTER_BACKENDS, "worker_pause": CLUSTER_BACKENDS}
+
+
+def is_worker_skew(kind: str, target: str | None) -> bool:
+    """A process-level clock skew of a cluster worker (libfaketime), not an engine clock."""
+    return kind == "clock_skew" and (target or "").startswith("worker:")

@@ -4,7 +4,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from harness.scenario.errors import Problem
-from harness.scenario.faults import CLUSTER_FAULTS
+from harness.scenario.faults import CLUSTER_BACKENDS, CLUSTER_FAULTS, is_worker_skew
 from harness.scenario.keys import DottedKeyError, resolve
 
 if TYPE_CHECKING:
@@ -76,6 +76,8 @@ def _fault_problems(s: "Scenario", i: int, fault: Any) -> list[Problem]:
                 fault.kind,
             )
         )
+    if is_worker_skew(fault.kind, getattr(fault, "target", "")):
+        problems.extend(_worker_skew_problems(s, key, fault))
     run_s = s.run_s
     if fault.at_s >= run_s:
         problems.append(
@@ -111,6 +113,30 @@ def _fault_problems(s: "Scenario", i: int, fault: Any) -> list[Problem]:
     return problems
 
 
+def _worker_skew_problems(s: "Scenario", key: str, fault: Any) -> list[Problem]:
+    problems = []
+    if s.cluster.backend not in CLUSTER_BACKENDS:
+        problems.append(
+            Problem(
+                f"{key}.target",
+                f"a worker's process clock (libfaketime) exists only on a cluster; "
+                f"cluster.backend is {s.cluster.backend!r}, allowed: "
+                f"{', '.join(CLUSTER_BACKENDS)} (or target coordinator | writer:N | all)",
+                fault.target,
+            )
+        )
+    if fault.drift_ppm is not None:
+        problems.append(
+            Problem(
+                f"{key}.drift_ppm",
+                "a worker's process clock takes offset_ms or jump_ms; drift_ppm is for "
+                "engine clocks (target coordinator | writer:N | batch_writer:N | all)",
+                fault.drift_ppm,
+            )
+        )
+    return problems
+
+
 def _target_problem(s: "Scenario", target: str) -> str | None:
     match = re.fullmatch(r"(writer|batch_writer|worker):(\d+)", target)
     if not match:
@@ -121,11 +147,15 @@ def _target_problem(s: "Scenario", target: str) -> str | None:
         "batch_writer": (s.batch_writers.count, "batch_writers.count"),
         "worker": (s.cluster.workers, "cluster.workers"),
     }[role]
-    if n < limit:
+    first = 1 if role == "worker" else 0  # cluster workers count from 1, like their addresses
+    if first <= n < limit + first:
         return None
     if limit == 0:
         return f"there are no {role}s ({source} is 0)"
-    return f"no such {role} ({source} is {limit}); allowed: {role}:0 .. {role}:{limit - 1}"
+    return (
+        f"no such {role} ({source} is {limit}); allowed: "
+        f"{role}:{first} .. {role}:{limit + first - 1}"
+    )
 
 
 def _matrix_problems(s: "Scenario") -> list[Problem]:
