@@ -20,24 +20,46 @@ def _run(tmp_path, name, *overrides):
     return json.loads(outcome.paths.result.read_text())
 
 
-def test_standalone_smoke_with_a_killed_worker_is_valid(tmp_path):
-    kill = "faults=[{kind: worker_kill, at_s: 14, target: 'worker:1'}]"
-    result = _run(tmp_path, "cluster-standalone-smoke", kill)
+def _worker_skew(result, offset_ms):
+    """The skewed worker's tasks saw its clock offset_ms ahead (and true before)."""
+    skewed = [
+        f for f in result["faults"] if f["kind"] == "clock_skew" and f["target"] == "worker:2"
+    ]
+    assert skewed and skewed[0]["applied"], result["faults"]
+    observed = skewed[0]["evidence"]["observed"]
+    assert observed["tasks"] > 0 and abs(observed["skew_ms"] - offset_ms) < 200, observed
+    assert abs(observed["skew_ms_before"]) < 200, observed
+
+
+def test_standalone_smoke_with_a_killed_and_a_skewed_worker_is_valid(tmp_path):
+    faults = (
+        "faults=[{kind: worker_kill, at_s: 14, target: 'worker:1'},"
+        " {kind: clock_skew, at_s: 8, duration_s: 16, target: 'worker:2', offset_ms: 1500},"
+        " {kind: clock_skew, at_s: 8, duration_s: 10, target: 'writer:0', offset_ms: -300}]"
+    )
+    result = _run(tmp_path, "cluster-standalone-smoke", faults)
     assert result["verdict"] == "valid", json.dumps(result, default=str)[:3000]
     killed = [f for f in result["faults"] if f["kind"] == "worker_kill"]
     assert killed and killed[0]["applied"] and killed[0]["evidence"]["pid"]
     assert result["environment"]["backend"] == "standalone"
+    _worker_skew(result, 1500)
+    writer = [f for f in result["faults"] if f["target"] == "writer:0"]
+    assert writer and writer[0]["evidence"]["clock_skew_ms"] == -300
 
 
-def test_docker_smoke_with_a_paused_worker_is_valid(tmp_path):
+def test_docker_smoke_with_a_paused_and_a_skewed_worker_is_valid(tmp_path):
     docker = shutil.which("docker")
     if (
         docker is None
         or subprocess.run([docker, "info"], capture_output=True, timeout=30).returncode
     ):
         pytest.skip("`docker info` fails: no docker engine (.ci/run starts one)")
-    pause = "faults=[{kind: worker_pause, at_s: 14, duration_s: 6, target: 'worker:1'}]"
-    result = _run(tmp_path, "cluster-docker-smoke", pause)
+    faults = (
+        "faults=[{kind: worker_pause, at_s: 14, duration_s: 6, target: 'worker:1'},"
+        " {kind: clock_skew, at_s: 8, duration_s: 16, target: 'worker:2', offset_ms: -1200}]"
+    )
+    result = _run(tmp_path, "cluster-docker-smoke", faults)
     assert result["verdict"] == "valid", json.dumps(result, default=str)[:3000]
     paused = [f for f in result["faults"] if f["kind"] == "worker_pause"]
     assert paused and paused[0]["applied"] and paused[0]["evidence"]["container"]
+    _worker_skew(result, -1200)
