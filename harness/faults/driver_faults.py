@@ -32,8 +32,6 @@ class DriverFaults:
         self.clock = clock
         self.history = history
         self.fired = fired
-        self._lock = threading.Lock()
-        self._hits: dict[str, int] = {}  # ACKs hit so far per counted occurrence
         # The coordinator's clock (instant and completion times), skewable at run time.
         self.coordinator_clock = AdjustableClock(SystemClock())
         self.skew = SkewApplier(
@@ -84,13 +82,10 @@ class DriverFaults:
         """Send ACK `batch_id` to the coordinator, unless a fault drops or delays it."""
         for kind in ("drop_ack", "delay_ack", "stale_ack"):
             for o in self._due(kind):
-                with self._lock:
-                    hits = self._hits.get(o.label, 0)
-                    if hits >= o.params.get("count", 1):
-                        continue
-                    self._hits[o.label] = hits + 1
-                    if hits + 1 >= o.params.get("count", 1):
-                        self.fired.mark(o.label)
+                # Hits are claimed in the run's fired log: a restarted driver does not
+                # start the count again.
+                if not self.fired.take(o.label, int(o.params.get("count", 1))):
+                    continue
                 if kind == "drop_ack":
                     self._record(o, checkpoint_id=batch_id)
                     self.history.record("ack", checkpoint_id=batch_id, action="dropped")

@@ -71,3 +71,23 @@ def test_observed_worker_skew_reads_the_workers_tasks_in_the_window() -> None:
     assert observed == {"tasks": 2, "skew_ms": 750.0, "skew_ms_before": 0.0}
     unknown = observed_worker_skew({**fault, "evidence": {}}, events)
     assert unknown["tasks"] == 0 and unknown["skew_ms"] is None
+
+
+def test_ack_fault_counts_survive_a_driver_restart(tmp_path: Path) -> None:
+    from harness.faults.driver_faults import DriverFaults
+
+    drop = Occurrence("drop_ack", 0, 1.0, 1.0, "coordinator", {"count": 2})
+    run_clock = RunClock(t0=time.time() - 5)
+    delivered: list[int] = []
+
+    def driver() -> DriverFaults:  # each driver process builds its own from the run's files
+        history = HistoryWriter(tmp_path / "history", "driver")
+        return DriverFaults([drop], run_clock, history, FiredLog(tmp_path / "fired"))
+
+    driver().deliver_ack(3, delivered.append)  # dropped (1 of 2), then the driver dies
+    restarted = driver()
+    for batch in (4, 5, 6):
+        restarted.deliver_ack(batch, delivered.append)
+    assert delivered == [5, 6]  # ACK 4 was the second and last drop
+    dropped = [e for e in read_events(tmp_path / "history") if e.get("action") == "dropped"]
+    assert [e["checkpoint_id"] for e in dropped] == [3, 4]
