@@ -163,6 +163,16 @@ class Storage:
                 )
         return len(data)
 
+    def parquet_rows(self, path: str) -> int:
+        """A Parquet file's row count, from its footer only."""
+        full = self.full_path(path)
+        self._hook("read", full)
+        try:
+            with self.filesystem.open_input_file(full) as f:
+                return pq.ParquetFile(f).metadata.num_rows
+        except (pa.ArrowInvalid, OSError) as e:
+            raise CorruptFileError(full, str(e)) from None
+
     def read_parquet(self, path: str, columns: list[str] | None = None) -> pa.Table:
         """Read a Parquet file; a torn or corrupt one raises CorruptFileError naming it."""
         full = self.full_path(path)

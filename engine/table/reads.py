@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,10 +23,13 @@ def read_view(
     schema: pa.Schema | None,
     columns: list[str] | None,
     with_meta: bool,
+    file_ids: Iterable[str] | None = None,
 ) -> pa.Table:
+    """The view's rows, of every file group or only of `file_ids` (a distributed reader
+    reads the groups in parallel, each worker a few of them)."""
     bases: list[pa.Table] = []
     merged_groups: list[pa.Table] = []
-    for code, fid in enumerate(view.file_ids()):
+    for code, fid in enumerate(view.file_ids() if file_ids is None else file_ids):
         base, logs = view.latest(fid)
         base_rows = catalog.read(base) if base is not None else None
         if not logs:

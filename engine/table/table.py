@@ -419,17 +419,45 @@ class Table:
 
     # -- reads ---------------------------------------------------------------------------
 
-    def snapshot(self, columns: list[str] | None = None, with_meta: bool = False) -> pa.Table:
-        """The latest committed state."""
+    def snapshot(
+        self,
+        columns: list[str] | None = None,
+        with_meta: bool = False,
+        file_ids: Iterable[str] | None = None,
+    ) -> pa.Table:
+        """The latest committed state (of only some file groups with `file_ids`)."""
         view = self.view()
-        return read_view(self.catalog, view, self.config.key_field, self.schema, columns, with_meta)
+        return read_view(
+            self.catalog, view, self.config.key_field, self.schema, columns, with_meta, file_ids
+        )
 
     def as_of(
-        self, completion_time: str, columns: list[str] | None = None, with_meta: bool = False
+        self,
+        completion_time: str,
+        columns: list[str] | None = None,
+        with_meta: bool = False,
+        file_ids: Iterable[str] | None = None,
     ) -> pa.Table:
-        """The state made of instants completed at or before `completion_time`."""
+        """The state made of instants completed at or before `completion_time` (of only
+        some file groups with `file_ids`: the pieces a distributed reader reads)."""
         view = self.view(as_of=completion_time)
-        return read_view(self.catalog, view, self.config.key_field, self.schema, columns, with_meta)
+        return read_view(
+            self.catalog, view, self.config.key_field, self.schema, columns, with_meta, file_ids
+        )
+
+    def file_ids(self, as_of: str | None = None) -> list[str]:
+        return self.view(as_of).file_ids()
+
+    def stored_rows(self, as_of: str | None = None) -> int:
+        """Rows stored in the files a snapshot reads (from Parquet footers; an upper bound
+        on the rows it returns): how big a full read would be."""
+        view = self.view(as_of)
+        total = 0
+        for fid in view.file_ids():
+            base, logs = view.latest(fid)
+            for f in ([base] if base is not None else []) + logs:
+                total += self.storage.parquet_rows(f.name)
+        return total
 
     def incremental(
         self,

@@ -5,7 +5,8 @@ A batch covers source event ids start_offset <= id < end_offset (ids are source 
 Vectorised (sort + searchsorted + bincount), so 10 million ids take about a second.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from harness.checks.result import CheckResult, capped
 NAME = "exactly_once"
 
 
-def merged_batches(expected: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _merged_batches(expected: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One entry per batch id. A replayed batch is certain if any of its records is."""
     merged: dict[Any, dict[str, Any]] = {}
     for b in expected:
@@ -35,9 +36,29 @@ def merged_batches(expected: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
     return list(merged.values())
 
 
-def exactly_once(expected_batches: Iterable[Mapping[str, Any]], observed_ids: Any) -> CheckResult:
+@dataclass
+class IdSummary:
+    """What the table shows of the event ids, reduced per batch. Computed from an id array
+    here, or by Spark SQL for tables too large to read into one process."""
+
+    observed_rows: int
+    distinct_ids: int
+    null_ids: int
+    visible: np.ndarray  # distinct visible ids per batch, in batch order
+    duplicated: int  # ids visible more than once
+    extra_rows: int
+    duplicated_listed: list[dict[str, int]]  # capped: [{id, count}]
+    phantom: int  # ids outside every batch
+    phantom_listed: list[int]  # capped
+    missing_ids: Callable[[int], Iterable[int]]  # batch index -> its ids that are not visible
+
+
+def batch_bounds(
+    expected_batches: Iterable[Mapping[str, Any]],
+) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray] | CheckResult:
+    """(batches sorted by start, starts, ends), or an `unknown` result if they make no sense."""
     try:
-        batches = sorted(merged_batches(expected_batches), key=lambda b: b["start"])
+        batches = sorted(_merged_batches(expected_batches), key=lambda b: b["start"])
     except ValueError as exc:
         return CheckResult(NAME, "unknown", {"reason": str(exc)})
     if not batches:
@@ -46,30 +67,63 @@ def exactly_once(expected_batches: Iterable[Mapping[str, Any]], observed_ids: An
         )
     starts = np.array([b["start"] for b in batches], np.int64)
     ends = np.array([b["end"] for b in batches], np.int64)
-    certain = np.array([b["certain"] for b in batches], bool)
     overlapping = np.flatnonzero(starts[1:] < ends[:-1])
     if len(overlapping):
         pairs = [[batches[i]["batch_id"], batches[i + 1]["batch_id"]] for i in overlapping]
         return CheckResult(
             NAME, "unknown", {"reason": "batch offset ranges overlap", "batches": capped(pairs)}
         )
+    return batches, starts, ends
 
+
+def summarise_ids(observed_ids: Any, starts: np.ndarray, ends: np.ndarray) -> IdSummary:
     ids, null_ids = int_ids(observed_ids)
     uniq, counts = np.unique(ids, return_counts=True)
     owner = np.searchsorted(starts, uniq, side="right") - 1
     inside = (owner >= 0) & (uniq < ends[np.maximum(owner, 0)])
-    visible = np.bincount(owner[inside], minlength=len(batches))
-    sizes = ends - starts
-
-    lost_batches = np.flatnonzero(certain & (visible < sizes))
-    partial = np.flatnonzero(~certain & (visible > 0) & (visible < sizes))
     duplicated = counts > 1
     phantom = uniq[~inside]
 
+    def missing_ids(i: int) -> Iterable[int]:
+        lo, hi = np.searchsorted(uniq, [starts[i], ends[i]])
+        return np.setdiff1d(np.arange(starts[i], ends[i]), uniq[lo:hi], assume_unique=True)
+
+    return IdSummary(
+        observed_rows=len(ids),
+        distinct_ids=len(uniq),
+        null_ids=int(null_ids),
+        visible=np.bincount(owner[inside], minlength=len(starts)),
+        duplicated=int(duplicated.sum()),
+        extra_rows=int((counts[duplicated] - 1).sum()),
+        duplicated_listed=capped(
+            {"id": int(i), "count": int(c)}
+            for i, c in zip(uniq[duplicated], counts[duplicated], strict=True)
+        ),
+        phantom=len(phantom),
+        phantom_listed=capped(phantom),
+        missing_ids=missing_ids,
+    )
+
+
+def exactly_once(expected_batches: Iterable[Mapping[str, Any]], observed_ids: Any) -> CheckResult:
+    bounds = batch_bounds(expected_batches)
+    if isinstance(bounds, CheckResult):
+        return bounds
+    batches, starts, ends = bounds
+    return judge(batches, summarise_ids(observed_ids, starts, ends))
+
+
+def judge(batches: list[dict[str, Any]], summary: IdSummary) -> CheckResult:
+    starts = np.array([b["start"] for b in batches], np.int64)
+    ends = np.array([b["end"] for b in batches], np.int64)
+    certain = np.array([b["certain"] for b in batches], bool)
+    visible, sizes = summary.visible, ends - starts
+    lost_batches = np.flatnonzero(certain & (visible < sizes))
+    partial = np.flatnonzero(~certain & (visible > 0) & (visible < sizes))
     evidence = {
-        "observed_rows": len(ids),
-        "distinct_ids": len(uniq),
-        "null_ids": int(null_ids),
+        "observed_rows": summary.observed_rows,
+        "distinct_ids": summary.distinct_ids,
+        "null_ids": summary.null_ids,
         "expected_rows_certain": int(sizes[certain].sum()),
         "batches": {
             "certain": int(certain.sum()),
@@ -80,17 +134,14 @@ def exactly_once(expected_batches: Iterable[Mapping[str, Any]], observed_ids: An
         "lost": {
             "count": int((sizes - visible)[lost_batches].sum()),
             "batches": capped(batches[i]["batch_id"] for i in lost_batches),
-            "ids": capped(_missing_ids(uniq, starts, ends, lost_batches)),
+            "ids": capped(i for b in lost_batches for i in summary.missing_ids(int(b))),
         },
         "duplicated": {
-            "count": int(duplicated.sum()),
-            "extra_rows": int((counts[duplicated] - 1).sum()),
-            "ids": capped(
-                {"id": int(i), "count": int(c)}
-                for i, c in zip(uniq[duplicated], counts[duplicated], strict=True)
-            ),
+            "count": summary.duplicated,
+            "extra_rows": summary.extra_rows,
+            "ids": summary.duplicated_listed,
         },
-        "phantom": {"count": len(phantom), "ids": capped(phantom)},
+        "phantom": {"count": summary.phantom, "ids": summary.phantom_listed},
         "partial_batches": {
             "count": len(partial),
             "batches": capped(
@@ -105,14 +156,11 @@ def exactly_once(expected_batches: Iterable[Mapping[str, Any]], observed_ids: An
             ),
         },
     }
-    bad = len(lost_batches) or len(partial) or duplicated.any() or len(phantom) or null_ids
+    bad = (
+        len(lost_batches)
+        or len(partial)
+        or summary.duplicated
+        or summary.phantom
+        or summary.null_ids
+    )
     return CheckResult(NAME, "invalid" if bad else "valid", evidence)
-
-
-def _missing_ids(
-    uniq: np.ndarray, starts: np.ndarray, ends: np.ndarray, batch_indexes: np.ndarray
-) -> Iterable[int]:
-    """Ids of lost batches that are not visible, batch by batch (lazily: the list is capped)."""
-    for i in batch_indexes:
-        lo, hi = np.searchsorted(uniq, [starts[i], ends[i]])
-        yield from np.setdiff1d(np.arange(starts[i], ends[i]), uniq[lo:hi], assume_unique=True)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness.checks.arrays import int_ids
-from harness.checks.exactly_once import NAME, merged_batches
+from harness.checks.exactly_once import NAME, batch_bounds
 from harness.checks.result import CheckResult, capped
 
 KeyOf = Callable[[np.ndarray], np.ndarray]  # source offsets -> the keys their events write
@@ -77,14 +77,10 @@ def exactly_once_upserts(
     observed_event_ids: Any,
     key_of: KeyOf,
 ) -> CheckResult:
-    try:
-        batches = sorted(merged_batches(expected_batches), key=lambda b: b["start"])
-    except ValueError as exc:
-        return CheckResult(NAME, "unknown", {"reason": str(exc)})
-    if not batches:
-        return CheckResult(
-            NAME, "unknown", {"reason": "no batches were recorded: nothing to check"}
-        )
+    bounds = batch_bounds(expected_batches)
+    if isinstance(bounds, CheckResult):
+        return bounds
+    batches = bounds[0]
     certain = [b for b in batches if b["certain"]]
     uncertain = [b for b in batches if not b["certain"]]
     if certain and uncertain and uncertain[0]["start"] < certain[-1]["start"]:

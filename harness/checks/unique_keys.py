@@ -21,17 +21,30 @@ def unique_keys(keys: Any, file_groups: Any | None = None) -> CheckResult:
     dup_counts = pc.filter(multiplicity, dup_mask)
     shown = dup_values.slice(0, MAX_LISTED)
     groups = _groups_of(keys, as_arrow(file_groups), shown) if file_groups is not None else {}
-    evidence = {
-        "rows": len(keys),
-        "null_keys": keys.null_count,
-        "duplicated_keys": len(dup_values),
-        "extra_rows": int(pc.sum(dup_counts).as_py() or 0) - len(dup_values),
-        "keys": capped(
+    return unique_keys_result(
+        rows=len(keys),
+        null_keys=keys.null_count,
+        duplicated_keys=len(dup_values),
+        extra_rows=int(pc.sum(dup_counts).as_py() or 0) - len(dup_values),
+        listed=[
             {"key": k, "count": c, **({"file_groups": groups[k]} if k in groups else {})}
             for k, c in zip(shown.to_pylist(), dup_counts.to_pylist(), strict=False)
-        ),
+        ],
+    )
+
+
+def unique_keys_result(
+    rows: int, null_keys: int, duplicated_keys: int, extra_rows: int, listed: list[dict]
+) -> CheckResult:
+    """The verdict and evidence from the counts (computed here or by Spark SQL)."""
+    evidence = {
+        "rows": rows,
+        "null_keys": null_keys,
+        "duplicated_keys": duplicated_keys,
+        "extra_rows": extra_rows,
+        "keys": capped(listed),
     }
-    bad = len(dup_values) > 0 or keys.null_count > 0
+    bad = duplicated_keys > 0 or null_keys > 0
     return CheckResult(NAME, "invalid" if bad else "valid", evidence)
 
 

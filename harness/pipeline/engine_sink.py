@@ -119,11 +119,8 @@ class EngineSink:
         # The coordinator snapshots before the writers do (FLINK-16986); the writers do not
         # wait for it, but Spark may record the batch (its checkpoint) only once it is done.
         snapshot = self.coordinator.snapshot_async(batch_id)
-        # Ask for this batch's instant and the next one's now, without waiting: creation
-        # (lock + TrueTime wait) then overlaps the batch instead of stalling its writers.
-        # Blocking mode still cannot create an instant before the earlier ones committed.
-        for checkpoint_id in (batch_id - 1, batch_id):
-            self.coordinator.request_instant(checkpoint_id, -1, 0.0)
+        # This batch's instant, without waiting (normally made already: see _notify).
+        self.coordinator.request_instant(batch_id - 1, -1, 0.0)
         task_cfg = TaskConfig(
             batch_id=batch_id,
             checkpoint_id=batch_id - 1,
@@ -152,7 +149,17 @@ class EngineSink:
         self.faults.deliver_ack(batch_id, self._notify)
 
     def _notify(self, batch_id: int) -> None:
-        self._acks.append(self.coordinator.notify_checkpoint_complete(batch_id))
+        ack = self.coordinator.notify_checkpoint_complete(batch_id)
+        self._acks.append(ack)
+        # Make the instant that batch_id + 2 writes once this ACK's commits are done:
+        # creation and commit both hold the table lock through a TrueTime wait, so in
+        # async mode a creation racing the commit would delay it (and the rows' freshness)
+        # by a whole creation. Made now, it is ready long before that batch starts.
+        ack.add_done_callback(lambda done: self._prefetch(done, batch_id + 1))
+
+    def _prefetch(self, ack: Any, checkpoint_id: int) -> None:
+        if not ack.cancelled() and ack.exception() is None:
+            self.coordinator.request_instant(checkpoint_id, -1, 0.0)
 
     def settled(self) -> bool:
         """Safe to stop: the writers re-sent any restored WriteMeta (a batch ran since the

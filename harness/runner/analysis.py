@@ -60,7 +60,7 @@ def analyse_run(
         try:
             committed = {e["batch_id"] for e in events if e["kind"] == "batch"}
             final = read_final_state(scenario, paths, committed)
-            results = run_checks(scenario, events, final)
+            results = run_checks(scenario, events, final, paths)
             checks = {r.name: r.to_dict() for r in results}
         except Exception as exc:  # an unreadable table: the verdict is unknown, not valid
             error = f"checking failed: {type(exc).__name__}: {exc}"

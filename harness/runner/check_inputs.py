@@ -17,13 +17,18 @@ from harness.checks import (
     unique_keys,
 )
 from harness.pipeline.events import OPENING_BALANCE, upsert_keys
+from harness.pipeline.session import local_master
 from harness.runner.driver_config import event_spec
 from harness.runner.final_state import FinalState
+from harness.runner.rundir import RunPaths
+from harness.runner.spark_checks import SPARK_ABOVE_ROWS, SparkCheckJob, run_spark_checks
 from harness.scenario import Scenario
 from harness.workload.reads import perform_read, uncommitted_rows
 
 # Checks that need the engine's timeline and reads (not the raw_parquet ceiling).
 ENGINE_ONLY = {"timeline", "isolation", "bank"}
+# Checks that read the whole final table: on Spark when it is large (check_engine).
+WHOLE_TABLE = ("exactly_once", "unique_keys")
 
 
 def _of_kind(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -74,6 +79,14 @@ def _exactly_once(scenario: Scenario, events: list[dict[str, Any]], final: Final
         rows.column("event_id"),
         lambda offsets: upsert_keys(offsets, spec),
     )
+
+
+def _whole_table_check(
+    name: str, scenario: Scenario, events: list[dict[str, Any]], final: FinalState
+) -> CheckResult:
+    if name == "unique_keys":
+        return unique_keys(final.rows.column("id"))
+    return _exactly_once(scenario, events, final)
 
 
 def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dict[str, Any]]:
@@ -131,8 +144,36 @@ def _isolation_inputs(events, final: FinalState, is_bank: bool):
     return reads, stable, repeated
 
 
+def check_engine(scenario: Scenario, final: FinalState) -> str:
+    """pyarrow or spark for the whole-table checks (scenario key `check_engine`)."""
+    if final.table is None:  # the raw_parquet ceiling has no engine table to scan
+        return "pyarrow"
+    if scenario.check_engine != "auto":
+        return scenario.check_engine
+    return "spark" if final.table.stored_rows() > SPARK_ABOVE_ROWS else "pyarrow"
+
+
+def _on_spark(
+    scenario: Scenario, events: list[dict[str, Any]], final: FinalState, paths: RunPaths
+) -> dict[str, CheckResult]:
+    names = [c for c in scenario.checks if c in WHOLE_TABLE]
+    if not names or check_engine(scenario, final) != "spark":
+        return {}
+    job = SparkCheckJob(
+        table_path=str(paths.table),
+        as_of=final.table.timeline.reload().last_completion_time(),
+        checks=names,
+        mode=scenario.source.mode,
+        batches=expected_batches(scenario, events),
+        event_spec=event_spec(scenario).to_dict(),
+        master=local_master(scenario.engine.writers, 1),
+    )
+    results = run_spark_checks(job, paths.control, paths.logs / "checks-spark.log")
+    return {r.name: r for r in results}
+
+
 def run_checks(
-    scenario: Scenario, events: list[dict[str, Any]], final: FinalState
+    scenario: Scenario, events: list[dict[str, Any]], final: FinalState, paths: RunPaths
 ) -> list[CheckResult]:
     is_bank = scenario.source.mode == "bank"
     wanted = [c for c in scenario.checks if final.table is not None or c not in ENGINE_ONLY]
@@ -140,11 +181,12 @@ def run_checks(
     reads = stable = repeated = None
     if final.table is not None and ({"isolation", "bank"} & set(wanted)):
         reads, stable, repeated = _isolation_inputs(events, final, is_bank)
+    on_spark = _on_spark(scenario, events, final, paths)
     for name in wanted:
-        if name == "exactly_once":
-            results.append(_exactly_once(scenario, events, final))
-        elif name == "unique_keys":
-            results.append(unique_keys(final.rows.column("id")))
+        if name in WHOLE_TABLE:
+            result = on_spark.get(name) or _whole_table_check(name, scenario, events, final)
+            engine = "spark" if name in on_spark else "pyarrow"
+            results.append(CheckResult(name, result.verdict, {**result.evidence, "engine": engine}))
         elif name == "timeline":
             orphans = {"files": final.orphan_files, "read": []}
             results.append(timeline(_timeline_input(events, final), orphans))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +19,18 @@ READ_COLUMNS = ["id", "event_id", "account", "amount"]
 
 @dataclass
 class FinalState:
-    rows: pa.Table  # the latest snapshot (stream rows have event_id >= 0)
+    read_rows: Callable[[], pa.Table]  # the latest snapshot (stream rows have event_id >= 0)
     table: Table | None = None  # None for the raw_parquet sink
     instants: list[dict[str, Any]] = field(default_factory=list)
     orphan_files: list[str] = field(default_factory=list)
+    _rows: pa.Table | None = None
+
+    @property
+    def rows(self) -> pa.Table:
+        """Read on first use: checks that run on Spark never load the table here."""
+        if self._rows is None:
+            self._rows = self.read_rows()
+        return self._rows
 
 
 def _raw_rows(paths: RunPaths, committed_batches: set[int]) -> pa.Table:
@@ -67,11 +76,10 @@ def read_final_state(
     scenario: Scenario, paths: RunPaths, committed_batches: set[int]
 ) -> FinalState:
     if scenario.engine.sink == "raw_parquet":
-        return FinalState(rows=_raw_rows(paths, committed_batches))
+        return FinalState(read_rows=lambda: _raw_rows(paths, committed_batches))
     table = Table.open(str(paths.table), writer_id="checker")
-    rows = table.snapshot(columns=READ_COLUMNS)
     return FinalState(
-        rows=rows,
+        read_rows=lambda: table.snapshot(columns=READ_COLUMNS),
         table=table,
         instants=_timeline_instants(table),
         orphan_files=[f.name for f in table.orphan_files()],

@@ -107,6 +107,10 @@ class Scenario(Strict):
     checks: list[CheckName] = Field(
         default_factory=lambda: ["exactly_once", "timeline", "unique_keys", "isolation"]
     )
+    # Where the whole-table checks (exactly_once, unique_keys) run: in the runner with
+    # pyarrow, or on Spark; auto picks Spark when the table stores more rows than
+    # harness.runner.spark_checks.SPARK_ABOVE_ROWS.
+    check_engine: Literal["auto", "pyarrow", "spark"] = "auto"
     slo: Slo = Field(default_factory=Slo)
     matrix: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
     repeat: PosInt = 1

@@ -36,6 +36,15 @@ def _check_problems(s: "Scenario") -> list[Problem]:
                 s.checks,
             )
         )
+    if s.check_engine == "spark" and s.engine.sink != "engine":
+        problems.append(
+            Problem(
+                "check_engine",
+                "Spark checks scan the engine's table; with engine.sink "
+                f"{s.engine.sink!r} allowed: auto, pyarrow",
+                s.check_engine,
+            )
+        )
     return problems
 
 

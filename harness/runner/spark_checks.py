@@ -1,0 +1,230 @@
+"""The whole-table checks (exactly_once, unique_keys) on Spark, for tables too large to read
+into the runner: executors read the snapshot's file groups with the engine's own reader,
+Spark SQL reduces the rows to what the checkers judge (ids per batch, duplicates,
+phantoms), and the same judging code as the pyarrow path gives the verdict.
+
+Runs as a child process, `python -m harness.runner.spark_checks JOB.json OUT.json`, so
+that Spark's JVM and its log stay out of the runner (the log goes to the run's logs/).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from harness.checks import CheckResult
+from harness.checks.exactly_once import IdSummary, batch_bounds, judge
+from harness.checks.exactly_once_upserts import exactly_once_upserts
+from harness.checks.result import MAX_LISTED
+from harness.checks.unique_keys import unique_keys_result
+
+# auto: Spark above this many stored rows (about 1 GB of check columns in the runner).
+SPARK_ABOVE_ROWS = 20_000_000
+CHECK_TIMEOUT_S = 1800
+
+
+class SparkCheckError(RuntimeError):
+    """The Spark checks child failed; its log has the details."""
+
+
+@dataclass(frozen=True)
+class SparkCheckJob:
+    table_path: str
+    as_of: str | None  # the snapshot every executor reads (the table is at rest by now)
+    checks: list[str]  # of exactly_once, unique_keys
+    mode: str  # append | upsert | bank
+    batches: list[dict[str, Any]]  # expected_batches(...)
+    event_spec: dict[str, Any] = field(default_factory=dict)  # upsert: keys of offsets
+    master: str = "local[2]"
+
+    @property
+    def id_column(self) -> str:
+        # Bank legs have their own ids; appends and upserts carry the event id.
+        return "id" if self.mode == "bank" else "event_id"
+
+
+def run_spark_checks(job: SparkCheckJob, work_dir: Path, log_path: Path) -> list[CheckResult]:
+    """Run `job` in a child process; its results, in the order of job.checks."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    job_file, out_file = work_dir / "spark-checks.json", work_dir / "spark-checks-out.json"
+    job_file.write_text(json.dumps(asdict(job)))
+    with open(log_path, "ab") as log:
+        code = subprocess.run(
+            [sys.executable, "-m", "harness.runner.spark_checks", str(job_file), str(out_file)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=CHECK_TIMEOUT_S,
+        ).returncode
+    if code != 0 or not out_file.exists():
+        raise SparkCheckError(f"the Spark checks exited with {code}; see {log_path}")
+    out = json.loads(out_file.read_text())
+    return [CheckResult(r["name"], r["verdict"], r["evidence"]) for r in out]
+
+
+# ---------------------------------------------------------------- inside the child
+def _read_groups(table_path: str, as_of: str | None, columns: list[str]):
+    """mapInArrow body: each executor opens the table and reads its file groups."""
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from engine.table import Table
+
+        table = Table.open(table_path, writer_id="checker")
+        try:
+            for batch in batches:
+                for fid in batch.column(0).to_pylist():
+                    if as_of:
+                        rows = table.as_of(as_of, columns=columns, file_ids=[fid])
+                    else:
+                        rows = table.snapshot(columns=columns, file_ids=[fid])
+                    yield from rows.to_batches()
+        finally:
+            table.close()
+
+    return read
+
+
+def _snapshot_frame(spark, job: SparkCheckJob, columns: list[str]):
+    from engine.table import Table
+
+    table = Table.open(job.table_path, writer_id="checker")
+    file_ids = table.file_ids(job.as_of)
+    schema = table.schema
+    table.close()
+    groups = spark.createDataFrame([(f,) for f in file_ids], "file_id string")
+    groups = groups.repartition(max(1, min(len(file_ids), spark.sparkContext.defaultParallelism)))
+    arrow_schema = pa.schema([schema.field(c) for c in columns])
+    return groups.mapInArrow(_read_groups(job.table_path, job.as_of, columns), arrow_schema)
+
+
+def _unique_keys(frame) -> CheckResult:
+    from pyspark.sql import functions as F
+
+    totals = frame.agg(F.count("*").alias("rows"), F.count_if(F.col("id").isNull())).first()
+    dups = frame.where(F.col("id").isNotNull()).groupBy("id").count().where("count > 1")
+    dup_stats = dups.agg(F.count("*"), F.sum(F.col("count") - 1)).first()
+    listed = dups.orderBy("id").limit(MAX_LISTED).collect()
+    return unique_keys_result(
+        rows=int(totals[0]),
+        null_keys=int(totals[1]),
+        duplicated_keys=int(dup_stats[0] or 0),
+        extra_rows=int(dup_stats[1] or 0),
+        listed=[{"key": r["id"], "count": int(r["count"])} for r in listed],
+    )
+
+
+def _owner(starts: np.ndarray, ends: np.ndarray):
+    """mapInArrow body: the batch each distinct id falls in (-1: none), by binary search."""
+
+    def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            ids = batch.column(0).to_numpy(zero_copy_only=False)
+            owner = np.searchsorted(starts, ids, side="right") - 1
+            inside = (owner >= 0) & (ids < ends[np.maximum(owner, 0)])
+            yield pa.RecordBatch.from_arrays(
+                [batch.column(0), batch.column(1), pa.array(np.where(inside, owner, -1))],
+                names=["id", "count", "owner"],
+            )
+
+    return assign
+
+
+def _exactly_once(spark, frame, job: SparkCheckJob) -> CheckResult:
+    from pyspark.sql import functions as F
+
+    bounds = batch_bounds(job.batches)
+    if isinstance(bounds, CheckResult):
+        return bounds
+    batches, starts, ends = bounds
+    ids = frame.select(F.col(job.id_column).alias("id"))
+    null_ids = ids.where(F.col("id").isNull()).count()
+    counts = ids.where(F.col("id").isNotNull()).groupBy("id").count()
+    owned = counts.mapInArrow(_owner(starts, ends), "id long, count long, owner long").persist()
+    totals = owned.agg(F.sum("count"), F.count("*")).first()
+    per_batch = dict(owned.where("owner >= 0").groupBy("owner").count().collect())
+    dups = owned.where("count > 1")
+    dup_stats = dups.agg(F.count("*"), F.sum(F.col("count") - 1)).first()
+    phantom = owned.where("owner < 0")
+    visible = np.array([per_batch.get(i, 0) for i in range(len(batches))], np.int64)
+
+    def missing_ids(i: int) -> list[int]:
+        present = owned.where(F.col("owner") == i).select("id")
+        gone = spark.range(int(starts[i]), int(ends[i])).subtract(present)
+        return [r["id"] for r in gone.orderBy("id").limit(MAX_LISTED).collect()]
+
+    summary = IdSummary(
+        observed_rows=int(totals[0] or 0) + null_ids,
+        distinct_ids=int(totals[1]),
+        null_ids=int(null_ids),
+        visible=visible,
+        duplicated=int(dup_stats[0] or 0),
+        extra_rows=int(dup_stats[1] or 0),
+        duplicated_listed=[
+            {"id": r["id"], "count": int(r["count"])}
+            for r in dups.orderBy("id").limit(MAX_LISTED).collect()
+        ],
+        phantom=phantom.count(),
+        phantom_listed=[r["id"] for r in phantom.orderBy("id").limit(MAX_LISTED).collect()],
+        missing_ids=missing_ids,
+    )
+    result = judge(batches, summary)
+    owned.unpersist()
+    return result
+
+
+def _exactly_once_upserts(frame, job: SparkCheckJob) -> CheckResult:
+    """Upsert tables hold one row per key: Spark reads them, the keys and event ids come
+    back to the judge (the key space, not the event count, bounds their size)."""
+    from harness.pipeline.events import EventSpec, upsert_keys
+
+    spec = EventSpec(**job.event_spec)
+    rows = frame.where("event_id >= 0").select("id", "event_id").toArrow()
+    return exactly_once_upserts(
+        job.batches,
+        rows.column("id"),
+        rows.column("event_id"),
+        lambda offsets: upsert_keys(offsets, spec),
+    )
+
+
+def check(job: SparkCheckJob) -> list[CheckResult]:
+    from harness.pipeline.session import build_session
+
+    spark = build_session("instantbench-checks", job.master)
+    try:
+        frame = _snapshot_frame(spark, job, ["id", "event_id"]).persist()
+        results = []
+        for name in job.checks:
+            if name == "unique_keys":
+                results.append(_unique_keys(frame))
+            elif job.mode == "upsert":
+                results.append(_exactly_once_upserts(frame, job))
+            else:
+                # The stream's rows only: batch writers' and opening rows have no event.
+                results.append(_exactly_once(spark, frame.where("event_id >= 0"), job))
+        return results
+    finally:
+        spark.stop()
+
+
+def main() -> None:
+    job_file, out_file = Path(sys.argv[1]), Path(sys.argv[2])
+    job = SparkCheckJob(**json.loads(job_file.read_text()))
+    results = check(job)
+    out_file.write_text(
+        json.dumps(
+            [{"name": r.name, "verdict": r.verdict, "evidence": r.evidence} for r in results],
+            default=str,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
