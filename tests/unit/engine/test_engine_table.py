@@ -329,3 +329,24 @@ def test_interrupted_rollback_is_finished_by_failed_write_cleaning(make_table):
     assert cleaner.pending_instants() == []
     assert not t.storage.exists(stats[0].file_name)
     assert cleaner.timeline.get(pending_rb.requested_time).is_completed
+
+
+def test_reads_of_some_file_groups_and_the_stored_row_count(make_table):
+    """What a distributed reader needs: the file groups, each read on its own, and how
+    many rows a full read would load (a MOR update is stored twice until compaction)."""
+    table = make_table(TableConfig(table_type="mor", file_groups=3))
+    first = table.start_instant()
+    table.commit(first, table.write_files(first, rows(range(30))))
+    second = table.start_instant()
+    table.commit(second, table.write_files(second, rows([1, 2, 3], [7, 7, 7])))
+    groups = table.file_ids()
+    assert len(groups) == 3
+    parts = [table.snapshot(file_ids=[g]) for g in groups]
+    assert sum(p.num_rows for p in parts) == 30
+    pieced = sorted(zip(*(pa.concat_tables(parts).column(c).to_pylist() for c in ("id", "v"))))
+    whole = sorted(zip(*(table.snapshot().column(c).to_pylist() for c in ("id", "v"))))
+    assert pieced == whole and (1, 7) in pieced
+    assert table.stored_rows() == 33
+    as_of_first = table.timeline.reload().completed()[0].completion_time
+    assert sum(table.as_of(as_of_first, file_ids=[g]).num_rows for g in groups) == 30
+    assert table.stored_rows(as_of_first) == 30
