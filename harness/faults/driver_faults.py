@@ -6,18 +6,20 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from engine.clock import AdjustableClock, SystemClock
 from harness.faults.evidence import record_fault
-from harness.faults.fired import FiredLog
+from harness.faults.fired import FiredLog, pause_reached, pause_resumed
 from harness.faults.schedule import Occurrence
 from harness.faults.skew import SkewApplier
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
 
 STALE_REPLAY_AFTER_S = 5.0
+PAUSE_WAIT_S = 60.0  # how long a driver at a pause seam waits for the runner to pause it
 
 
 class DriverFaults:
@@ -76,6 +78,16 @@ class DriverFaults:
             if o.params.get("point") == point and self.fired.mark(o.label):
                 self._record(o, point=point, pid=os.getpid(), **info)
                 os.kill(os.getpid(), signal.SIGKILL)  # a real crash of the driver
+        for o in self._due("coordinator_pause"):
+            if o.params.get("point") == point and self.fired.mark(pause_reached(o.label)):
+                # The runner stops this driver's process group (it records the fault) and
+                # starts a successor; the commit in hand continues once it resumes.
+                self.history.record("pause_reached", label=o.label, point=point, **info)
+                deadline = time.monotonic() + PAUSE_WAIT_S
+                while not self.fired.fired(pause_resumed(o.label)):
+                    if time.monotonic() > deadline:
+                        break  # the runner never paused us (the run ended): go on
+                    time.sleep(0.05)
 
     # -- ACKs --------------------------------------------------------------------------
     def deliver_ack(self, batch_id: int, notify: Callable[[int], None]) -> None:

@@ -28,3 +28,13 @@ class FiredLog:
         except FileExistsError:
             return False
         return True
+
+
+# A coordinator_pause pinned to a seam: the driver marks that it reached the seam, the
+# runner pauses it there and marks the resumption just before SIGCONT.
+def pause_reached(label: str) -> str:
+    return f"{label}.reached"
+
+
+def pause_resumed(label: str) -> str:
+    return f"{label}.resumed"

@@ -109,7 +109,8 @@ def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dic
                 **instant,
                 "generated_order": generated.get(requested),
                 "commit_order": order.get(requested),
-                "committed_count": committed.get(requested, 1 if instant["completed"] else 0),
+                # The history's commit events, or the table's completed files if more.
+                "committed_count": max(committed.get(requested, 0), instant.get("completions", 0)),
             }
         )
     return out

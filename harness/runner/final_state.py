@@ -49,6 +49,8 @@ def _raw_rows(paths: RunPaths, committed_batches: set[int]) -> pa.Table:
 def _timeline_instants(table: Table) -> list[dict[str, Any]]:
     timeline = table.timeline.reload()
     rolled_back = timeline.rolled_back()
+    # Two completed files for one requested time: the instant was committed twice.
+    completions = {t: len(v) for t, v in timeline.duplicated_times().items()}
     out = []
     for instant in timeline.instants() + timeline.completed(include_archived=True):
         missing: list[str] = []
@@ -65,6 +67,9 @@ def _timeline_instants(table: Table) -> list[dict[str, Any]]:
                 "files_exist": not missing,
                 "missing_files": missing,
                 "rolled_back": instant.requested_time in rolled_back,
+                "completions": completions.get(
+                    instant.requested_time, 1 if instant.is_completed else 0
+                ),
             }
         )
     # An archived instant can also be listed by the active timeline: keep one of each.

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.faults.evidence import record_fault
-from harness.faults.fired import FiredLog
+from harness.faults.fired import FiredLog, pause_reached, pause_resumed
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.runner.driver_process import DriverProcess
@@ -56,7 +56,7 @@ class Supervisor:
         self.driver = self._new_driver()
         self.restarts = 0
         self.t0: float | None = None
-        self._zombies: list[tuple[DriverProcess, Occurrence]] = []
+        self._zombies: list[tuple[DriverProcess, Occurrence, float]] = []  # + resume time
 
     def _new_driver(self) -> DriverProcess:
         n = getattr(self, "restarts", 0)
@@ -81,7 +81,7 @@ class Supervisor:
             return
         elapsed = time.time() - self.t0
         for o in self.pauses:
-            if o.at_s <= elapsed and self.fired.mark(o.label):
+            if self._pause_due(o, elapsed) and self.fired.mark(o.label):
                 self._pause(o, elapsed)
         for o in self.worker_faults:
             if o.at_s <= elapsed and self.fired.mark(o.label):
@@ -90,12 +90,18 @@ class Supervisor:
             if elapsed >= due:
                 self._worker_undo.remove((due, undo))
                 undo()
-        for zombie, o in list(self._zombies):
+        for zombie, o, resume_at in list(self._zombies):
             # Resume the zombie only once its successor runs: the point is a stale
             # coordinator acting after the new one recovered and took a new epoch.
-            if elapsed >= o.end_s and self._live_driver_running():
-                self._zombies.remove((zombie, o))
+            if elapsed >= resume_at and self._live_driver_running():
+                self._zombies.remove((zombie, o, resume_at))
                 self._resume_then_reap(zombie, o)
+
+    def _pause_due(self, o: Occurrence, elapsed: float) -> bool:
+        """At at_s; with a `point`, once the driver says it reached that seam."""
+        if o.params.get("point"):
+            return self.fired.fired(pause_reached(o.label))
+        return o.at_s <= elapsed
 
     def _worker_fault(self, o: Occurrence, elapsed: float) -> None:
         """worker_kill: kill -9 (or docker kill), restarted after `duration_s` (default
@@ -144,10 +150,13 @@ class Supervisor:
         self.restarts += 1
         self.driver = self._new_driver()
         pid = self.driver.start()
-        self._zombies.append((old, o))
-        record_fault(self.history, o, elapsed, paused_pid=old.pid, new_pid=pid)
+        duration = o.params.get("duration_s") or (o.end_s - o.at_s)
+        self._zombies.append((old, o, elapsed + duration))
+        point = {"point": o.params["point"]} if o.params.get("point") else {}
+        record_fault(self.history, o, elapsed, paused_pid=old.pid, new_pid=pid, **point)
 
     def _resume_then_reap(self, zombie: DriverProcess, o: Occurrence) -> None:
+        self.fired.mark(pause_resumed(o.label))  # a driver held at a seam goes on
         os.killpg(zombie.pid, signal.SIGCONT)
         self.history.record("driver_resumed", pid=zombie.pid, label=o.label)
         threading.Timer(ZOMBIE_GRACE_S, zombie.kill).start()
@@ -159,6 +168,6 @@ class Supervisor:
         if code is None:
             self.driver.kill()
         self.driver.kill_group()
-        for zombie, _ in self._zombies:
+        for zombie, *_ in self._zombies:
             zombie.kill()
         return code

@@ -64,18 +64,25 @@ class WriterCrash(_Repeating):
     )
 
 
+CoordinatorPoint = Literal[
+    "after_coordinator_snapshot", "after_ack_before_commit", "mid_commit", "after_commit"
+]
+
+
 class CoordinatorCrash(_Repeating):
     kind: Literal["coordinator_crash"]
     target: Literal["coordinator"] = "coordinator"
-    point: Literal[
-        "after_coordinator_snapshot", "after_ack_before_commit", "mid_commit", "after_commit"
-    ] = "after_ack_before_commit"
+    point: CoordinatorPoint = "after_ack_before_commit"
 
 
 class CoordinatorPause(_Fault):
+    """At at_s, or with `point` when the coordinator next reaches that seam (mid_commit:
+    holding the table lock, right before the completed instant is written)."""
+
     kind: Literal["coordinator_pause"]
     target: Literal["coordinator"] = "coordinator"
     duration_s: PosFloat = 10
+    point: CoordinatorPoint | None = None
 
 
 class _Counted(_Fault):
