@@ -242,6 +242,12 @@ def _print_summary(root: Path, result: dict) -> None:
             f"  instant mode: {mode.get('requested')} asked, ran {mode.get('effective')} "
             "(COW upserts need blocking: safety.cow_upsert_blocking)"
         )
+    restarts = result.get("metrics", {}).get("driver_restarts") or {}
+    if restarts.get("count"):
+        out.print(
+            f"  driver restarts: {restarts['count']} (exit codes {restarts['exit_codes']}; "
+            "logs/driver-N.log)"
+        )
     tp = result.get("metrics", {}).get("throughput_rows_per_s")
     if isinstance(tp, dict) and tp.get("mean") is not None:
         out.print(f"  throughput: mean {tp['mean']:,.0f} rows/s, cv {tp.get('cv')}")

@@ -73,6 +73,13 @@ def analyse_run(
         per_interval = compute_metrics(events, series, interval)
         metrics["throughput_per_checkpoint_rows_per_s"] = per_interval["throughput_rows_per_s"]
         metrics["stalls_per_checkpoint"] = per_interval["stalls"]
+        # Restarts of the pipeline driver: -9 a crash fault (SIGKILL), 4 a fenced zombie,
+        # anything else a job failure the engine raised loudly (see logs/driver-N.log).
+        exits = [e for e in events if e["kind"] == "driver_exit"]
+        metrics["driver_restarts"] = {
+            "count": len(exits),
+            "exit_codes": [e.get("code") for e in exits],
+        }
     except Exception as exc:
         metrics = {"error": f"{type(exc).__name__}: {exc}"}
     faults = _fault_records(events)
