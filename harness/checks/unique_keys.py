@@ -17,8 +17,9 @@ def unique_keys(keys: Any, file_groups: Any | None = None) -> CheckResult:
     counts = pc.value_counts(keys)
     values, multiplicity = counts.field("values"), counts.field("counts")
     dup_mask = pc.greater(multiplicity, 1)
-    dup_values = pc.filter(values, dup_mask)
-    dup_counts = pc.filter(multiplicity, dup_mask)
+    order = pc.sort_indices(pc.filter(values, dup_mask))  # listed smallest key first
+    dup_values = pc.take(pc.filter(values, dup_mask), order)
+    dup_counts = pc.take(pc.filter(multiplicity, dup_mask), order)
     shown = dup_values.slice(0, MAX_LISTED)
     groups = _groups_of(keys, as_arrow(file_groups), shown) if file_groups is not None else {}
     return unique_keys_result(
