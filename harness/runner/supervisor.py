@@ -91,9 +91,9 @@ class Supervisor:
                 self._worker_undo.remove((due, undo))
                 undo()
         for zombie, o, resume_at in list(self._zombies):
-            # Resume the zombie only once its successor runs: the point is a stale
-            # coordinator acting after the new one recovered and took a new epoch.
-            if elapsed >= resume_at and self._live_driver_running():
+            # Resume the zombie only once its successor has recovered and committed: the
+            # point is a stale coordinator acting after the new one took over.
+            if elapsed >= resume_at and self._successor_committed():
                 self._zombies.remove((zombie, o, resume_at))
                 self._resume_then_reap(zombie, o)
 
@@ -136,12 +136,12 @@ class Supervisor:
             **skew,
         )
 
-    def _live_driver_running(self) -> bool:
+    def _successor_committed(self) -> bool:
         try:
             status = json.loads(self.status_file.read_text())
         except (OSError, ValueError):
             return False
-        return status.get("pid") == self.driver.pid
+        return status.get("pid") == self.driver.pid and status.get("rows_committed", 0) > 0
 
     def _pause(self, o: Occurrence, elapsed: float) -> None:
         """SIGSTOP the driver, start a new one that recovers: the old one is a zombie."""
