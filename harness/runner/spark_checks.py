@@ -100,8 +100,10 @@ def _snapshot_frame(spark, job: SparkCheckJob, columns: list[str]):
     table.close()
     groups = spark.createDataFrame([(f,) for f in file_ids], "file_id string")
     groups = groups.repartition(max(1, min(len(file_ids), spark.sparkContext.defaultParallelism)))
-    arrow_schema = pa.schema([schema.field(c) for c in columns])
-    return groups.mapInArrow(_read_groups(job.table_path, job.as_of, columns), arrow_schema)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    spark_schema = from_arrow_schema(pa.schema([schema.field(c) for c in columns]))
+    return groups.mapInArrow(_read_groups(job.table_path, job.as_of, columns), spark_schema)
 
 
 def _unique_keys(frame) -> CheckResult:
