@@ -178,6 +178,10 @@ class Storage:
         full = self.full_path(path)
         data = self.read_bytes(path)
         try:
-            return pq.read_table(pa.BufferReader(data), columns=columns)
+            if columns is None:
+                return pq.read_table(pa.BufferReader(data))
+            # Only the columns the file has (an older file may lack a newer column).
+            parquet = pq.ParquetFile(pa.BufferReader(data))
+            return parquet.read(columns=[c for c in columns if c in parquet.schema_arrow.names])
         except (pa.ArrowInvalid, OSError) as e:
             raise CorruptFileError(full, str(e)) from None

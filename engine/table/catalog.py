@@ -87,18 +87,20 @@ class Catalog:
             pending[instant.requested_time] = self.planned_file_ids(instant)
         return build_view(files, pending, self.safety.completion_time_slicing)
 
-    def read(self, data_file: DataFile | str) -> pa.Table:
-        """A data file's full contents (cached)."""
+    def read(self, data_file: DataFile | str, columns: list[str] | None = None) -> pa.Table:
+        """A data file's contents, or only `columns` of it (those it has); cached."""
         name = data_file if isinstance(data_file, str) else data_file.name
-        return self.cache.get(name, lambda: self.storage.read_parquet(name))
+        if columns is None:
+            return self.cache.get(name, lambda: self.storage.read_parquet(name))
+
+        def load() -> pa.Table:
+            whole = self.cache.peek(name)
+            if whole is not None:
+                return whole.select([c for c in columns if c in whole.column_names])
+            return self.storage.read_parquet(name, columns=columns)
+
+        return self.cache.get(f"{name}#{','.join(columns)}", load)
 
     def read_keys(self, data_file: DataFile, key: str) -> pa.ChunkedArray:
         """Only the key column (dynamic index, pk check); cached apart from whole files."""
-
-        def load() -> pa.Table:
-            whole = self.cache.peek(data_file.name)
-            if whole is not None:
-                return whole.select([key])
-            return self.storage.read_parquet(data_file.name, columns=[key])
-
-        return self.cache.get(f"{data_file.name}#{key}", load).column(key)
+        return self.read(data_file, [key]).column(key)

@@ -29,13 +29,17 @@ def read_view(
     reads the groups in parallel, each worker a few of them)."""
     bases: list[pa.Table] = []
     merged_groups: list[pa.Table] = []
+    # A group without logs needs no merge: read only the wanted columns of its base.
+    wanted = (
+        None if columns is None else [*columns, *((COMMIT_TIME, IS_DELETED) if with_meta else ())]
+    )
     for code, fid in enumerate(view.file_ids() if file_ids is None else file_ids):
         base, logs = view.latest(fid)
-        base_rows = catalog.read(base) if base is not None else None
         if not logs:
-            if base_rows is not None:
-                bases.append(base_rows)
+            if base is not None:
+                bases.append(catalog.read(base, wanted))
             continue
+        base_rows = catalog.read(base) if base is not None else None
         parts = ([base_rows] if base_rows is not None else []) + [catalog.read(f) for f in logs]
         merged_groups.append(_tag(concat(parts), code))
     if merged_groups:

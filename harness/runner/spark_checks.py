@@ -112,7 +112,7 @@ def _unique_keys(frame) -> CheckResult:
     totals = frame.agg(F.count("*").alias("rows"), F.count_if(F.col("id").isNull())).first()
     dups = frame.where(F.col("id").isNotNull()).groupBy("id").count().where("count > 1")
     dup_stats = dups.agg(F.count("*"), F.sum(F.col("count") - 1)).first()
-    listed = dups.orderBy("id").limit(MAX_LISTED).collect()
+    listed = dups.orderBy("id").limit(MAX_LISTED).collect() if dup_stats[0] else []
     return unique_keys_result(
         rows=int(totals[0]),
         null_keys=int(totals[1]),
@@ -149,12 +149,24 @@ def _exactly_once(spark, frame, job: SparkCheckJob) -> CheckResult:
     null_ids = ids.where(F.col("id").isNull()).count()
     counts = ids.where(F.col("id").isNotNull()).groupBy("id").count()
     owned = counts.mapInArrow(_owner(starts, ends), "id long, count long, owner long").persist()
-    totals = owned.agg(F.sum("count"), F.count("*")).first()
-    per_batch = dict(owned.where("owner >= 0").groupBy("owner").count().collect())
-    dups = owned.where("count > 1")
-    dup_stats = dups.agg(F.count("*"), F.sum(F.col("count") - 1)).first()
-    phantom = owned.where("owner < 0")
-    visible = np.array([per_batch.get(i, 0) for i in range(len(batches))], np.int64)
+    # One pass: per batch (owner -1: no batch, the phantoms) distinct ids, rows, duplicates.
+    per_owner = {
+        r["owner"]: r
+        for r in owned.groupBy("owner")
+        .agg(
+            F.count("*").alias("distinct"),
+            F.sum("count").alias("rows"),
+            F.count_if(F.col("count") > 1).alias("dups"),
+            F.sum(F.when(F.col("count") > 1, F.col("count") - 1).otherwise(0)).alias("extra"),
+        )
+        .collect()
+    }
+    groups = per_owner.values()
+    duplicated = sum(r["dups"] for r in groups)
+    phantom = per_owner[-1]["distinct"] if -1 in per_owner else 0
+
+    def listed(condition: str) -> list[Any]:
+        return owned.where(condition).orderBy("id").limit(MAX_LISTED).collect()
 
     def missing_ids(i: int) -> list[int]:
         present = owned.where(F.col("owner") == i).select("id")
@@ -162,18 +174,20 @@ def _exactly_once(spark, frame, job: SparkCheckJob) -> CheckResult:
         return [r["id"] for r in gone.orderBy("id").limit(MAX_LISTED).collect()]
 
     summary = IdSummary(
-        observed_rows=int(totals[0] or 0) + null_ids,
-        distinct_ids=int(totals[1]),
+        observed_rows=sum(r["rows"] for r in groups) + null_ids,
+        distinct_ids=sum(r["distinct"] for r in groups),
         null_ids=int(null_ids),
-        visible=visible,
-        duplicated=int(dup_stats[0] or 0),
-        extra_rows=int(dup_stats[1] or 0),
-        duplicated_listed=[
-            {"id": r["id"], "count": int(r["count"])}
-            for r in dups.orderBy("id").limit(MAX_LISTED).collect()
-        ],
-        phantom=phantom.count(),
-        phantom_listed=[r["id"] for r in phantom.orderBy("id").limit(MAX_LISTED).collect()],
+        visible=np.array(
+            [per_owner[i]["distinct"] if i in per_owner else 0 for i in range(len(batches))],
+            np.int64,
+        ),
+        duplicated=duplicated,
+        extra_rows=sum(r["extra"] for r in groups),
+        duplicated_listed=[{"id": r["id"], "count": int(r["count"])} for r in listed("count > 1")]
+        if duplicated
+        else [],
+        phantom=phantom,
+        phantom_listed=[r["id"] for r in listed("owner < 0")] if phantom else [],
         missing_ids=missing_ids,
     )
     result = judge(batches, summary)
