@@ -30,9 +30,8 @@ def read_view(
     bases: list[pa.Table] = []
     merged_groups: list[pa.Table] = []
     # A group without logs needs no merge: read only the wanted columns of its base.
-    wanted = (
-        None if columns is None else [*columns, *((COMMIT_TIME, IS_DELETED) if with_meta else ())]
-    )
+    meta = (COMMIT_TIME, IS_DELETED) if with_meta else ()
+    wanted = None if columns is None else list(dict.fromkeys([*columns, *meta]))
     for code, fid in enumerate(view.file_ids() if file_ids is None else file_ids):
         base, logs = view.latest(fid)
         if not logs:

@@ -350,3 +350,14 @@ def test_reads_of_some_file_groups_and_the_stored_row_count(make_table):
     as_of_first = table.timeline.reload().completed()[0].completion_time
     assert sum(table.as_of(as_of_first, file_ids=[g]).num_rows for g in groups) == 30
     assert table.stored_rows(as_of_first) == 30
+
+
+def test_a_read_may_name_a_meta_column_and_ask_for_meta(make_table):
+    """Readers ask for `_commit_time` among the columns and with_meta=True at once."""
+    from engine.table.merge import COMMIT_TIME
+
+    table = make_table()
+    instant = table.start_instant()
+    table.commit(instant, table.write_files(instant, rows(range(5))))
+    read = table.snapshot(columns=["id", COMMIT_TIME], with_meta=True)
+    assert read.num_rows == 5 and read.column_names.count(COMMIT_TIME) == 1
