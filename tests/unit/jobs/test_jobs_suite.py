@@ -18,12 +18,14 @@ def _suite(tmp_path: Path, text: str) -> Path:
 
 def test_the_shipped_suites_parse() -> None:
     nightly = load_suite(SUITES / "nightly.yaml")
-    assert [e.id for e in nightly.entries] == ["smoke", "bank", "blocking-vs-async"]
+    assert [e.id for e in nightly.entries] == ["smoke", "bank", "blocking-vs-async", "chaos-mix"]
     assert nightly.benchmarks is not None and nightly.benchmarks.path.name == "benchmarks"
     quick = load_suite(SUITES / "quick.yaml")
     (entry,) = quick.entries
     assert entry.id == "smoke" and entry.scenario.duration_s == 12
     assert quick.benchmarks is None
+    soak = load_suite(SUITES / "false-alarms.yaml")
+    assert [(e.id, e.repeat) for e in soak.entries] == [("smoke", 20), ("bank", 20)]
 
 
 def test_overrides_keep_the_series_id(tmp_path: Path) -> None:
