@@ -115,9 +115,11 @@ def test_busy_address_is_a_clear_error(tmp_path):
 
 
 CTRL_C = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
 from infra.cluster import backend_for
+# A child of a background shell job inherits SIGINT ignored: Ctrl-C must still reach it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 with backend_for("standalone", 1, 1, Path(sys.argv[1]), master_host=sys.argv[2]) as c:
     print(c.cluster_id, flush=True)
     time.sleep(600)
