@@ -25,7 +25,9 @@ def test_the_shipped_suites_parse() -> None:
     assert entry.id == "smoke" and entry.scenario.duration_s == 12
     assert quick.benchmarks is None
     soak = load_suite(SUITES / "false-alarms.yaml")
-    assert [(e.id, e.repeat) for e in soak.entries] == [("smoke", 20), ("bank", 20)]
+    assert [(e.id, e.repeat) for e in soak.entries][:2] == [("smoke", 20), ("bank", 20)]
+    switched_on = [e.scenario.engine.safety for e in soak.entries[2:]]
+    assert len(switched_on) == 4 and all(all(s.model_dump().values()) for s in switched_on)
 
 
 def test_overrides_keep_the_series_id(tmp_path: Path) -> None:
