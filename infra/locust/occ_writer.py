@@ -2,10 +2,11 @@
 
 Each user opens the table with its own writer id (and so its own lock holder), like a
 separate backfill job. Every commit attempt is one Locust request named after the load
-stage it ran in (an attempt that straddles a stage change is counted under `transition`,
-since the users that joined mid-attempt may conflict with it): success = committed,
-failure = a write conflict (the transaction is rolled back, not retried, so the failure
-ratio is the conflict rate). Anything else is reported under the request type `error`.
+stage it ran in; an attempt during which the number of running users was not the stage's
+is counted under `transition` (users that joined mid-attempt may conflict with it).
+Success = committed, failure = a write conflict (the transaction is rolled back, not
+retried, so the failure ratio is the conflict rate). Anything else is reported under the
+request type `error`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from locust import User, constant, task
 from engine.errors import WriteConflictError
 from engine.storage import Storage
 from engine.table import Table
+from infra.locust.shape import stage_users
 
 SCHEMA = pa.schema([("id", pa.int64()), ("amount", pa.int64()), ("payload", pa.binary())])
 _ids = itertools.count()
@@ -87,6 +89,7 @@ class OccWriter(User):
         if stage is None:  # the last stage is over; the runner is stopping
             return
         rows = records(self.rng, self.settings.rows_per_commit, self.settings.keys, b"x" * 16)
+        users_at_start = self.environment.runner.user_count
         started = time.perf_counter()
         txn = self.table.reload().transaction(metadata={"writer": self.writer_id})
         request_type, exception = "commit", None
@@ -102,13 +105,20 @@ class OccWriter(User):
             txn.abort()
         self.environment.events.request.fire(
             request_type=request_type,
-            name=self._stage_name(stage),
+            name=self._stage_name(stage, users_at_start),
             response_time=(time.perf_counter() - started) * 1000,
             response_length=rows.num_rows,
             exception=exception,
             context={"writer": self.writer_id},
         )
 
-    def _stage_name(self, started_in: str) -> str:
+    def _stage_name(self, started_in: str, users_at_start: int) -> str:
+        """The stage, if the attempt saw only that stage's users from start to end (the
+        runner spawns a stage's users a little after the stage's clock starts)."""
         ended_in = self.environment.shape_class.label()
-        return started_in if ended_in in (None, started_in) else TRANSITION
+        if ended_in not in (None, started_in):
+            return TRANSITION
+        expected = stage_users(started_in)
+        if users_at_start != expected or self.environment.runner.user_count != expected:
+            return TRANSITION
+        return started_in

@@ -45,3 +45,8 @@ class StepShape(LoadTestShape):
 
 def stage_label(users: int) -> str:
     return f"{users} users"
+
+
+def stage_users(label: str) -> int:
+    """The user count a stage label names (the inverse of stage_label)."""
+    return int(label.split()[0])
