@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from typing import Any
 
@@ -23,7 +24,7 @@ from harness.runner.final_state import FinalState
 from harness.runner.rundir import RunPaths
 from harness.runner.spark_checks import SPARK_ABOVE_ROWS, SparkCheckJob, run_spark_checks
 from harness.scenario import Scenario
-from harness.workload.reads import perform_read, uncommitted_rows
+from harness.workload.reads import perform_read, sweep_reads, uncommitted_rows
 
 # Checks that need the engine's timeline and reads (not the raw_parquet ceiling).
 ENGINE_ONLY = {"timeline", "isolation", "bank"}
@@ -196,13 +197,7 @@ def run_checks(
             unstable = [r for r in reads if r["uncommitted_rows"]]
             results.append(isolation(stable + unstable, repeated))
         elif name == "bank":
-            final_read = perform_read(final.table, "snapshot", bank=True)
+            sweep = sweep_reads(final.table, random.Random(scenario.seed))
             accounts = scenario.source.accounts
-            results.append(
-                bank(
-                    [*reads, {**final_read, "reader": "final"}],
-                    accounts * OPENING_BALANCE,
-                    accounts,
-                )
-            )
+            results.append(bank([*reads, *sweep], accounts * OPENING_BALANCE, accounts))
     return results

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
+import random
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.clock import format_instant, parse_instant
 from engine.table import Table
 from harness.checks import fingerprint
 
 COLUMNS = ["id", "event_id", "account", "amount"]
 COMMIT_TIME = "_commit_time"
+SWEEP_POINTS = 100  # completed instants the final bank sweep reads as of (at most)
 
 
 def _bank_fields(rows: pa.Table, read_kind: str) -> dict[str, Any]:
@@ -62,3 +66,24 @@ def perform_read(
 def uncommitted_rows(read: dict[str, Any], committed: set[str]) -> int:
     """Rows the read returned from instants that never completed (or were rolled back)."""
     return sum(n for instant, n in read.get("instants", {}).items() if instant not in committed)
+
+
+def sweep_reads(table: Table, rng: random.Random, points: int = SWEEP_POINTS) -> list[dict]:
+    """The reads the bank check makes of the final table: a snapshot, an as-of read at the
+    completion time of every completed instant (evenly thinned to `points`), as many at
+    random times between them, and the incremental pull between each two neighbours."""
+    times = sorted({i.completion_time for i in table.timeline.reload().completed(True)})
+    if len(times) > points:
+        times = [times[round(k * (len(times) - 1) / (points - 1))] for k in range(points)]
+    reads = [{**perform_read(table, "snapshot", bank=True), "reader": "final"}]
+    for t in times:
+        reads.append({**perform_read(table, "as_of", as_of=t, bank=True), "reader": "final"})
+    if times:
+        lo, hi = parse_instant(times[0]), parse_instant(times[-1])
+        for _ in range(len(times)):
+            t = format_instant(rng.randint(lo, hi))
+            reads.append({**perform_read(table, "as_of", as_of=t, bank=True), "reader": "final"})
+    for begin, end in itertools.pairwise(times):
+        pull = perform_read(table, "incremental", begin=begin, end=end, bank=True)
+        reads.append({**pull, "reader": "final"})
+    return reads
