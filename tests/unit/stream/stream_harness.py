@@ -135,7 +135,9 @@ class StreamHarness:
             op="insert",
             state_store=self.writer_state,
             recorder=self.recorder,
-            instant_deadline_s=self.commit_ack_timeout_s * 2,
+            # Well past the coordinator's own timeout, so that a loaded machine still sees
+            # the coordinator's error rather than the writer giving up first.
+            instant_deadline_s=self.commit_ack_timeout_s * 2 + 5,
             **kwargs,
         )
 
