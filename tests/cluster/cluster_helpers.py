@@ -33,3 +33,12 @@ def run_job(cluster: ClusterBackend, partitions: int = 8) -> dict:
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def docker_answers() -> tuple[bool, str]:
+    """Whether `docker info` succeeds, and what it said."""
+    try:
+        proc = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, str(exc)
+    return proc.returncode == 0, (proc.stderr or proc.stdout).strip()[-300:]

@@ -1,11 +1,10 @@
 """The cluster smoke scenarios end to end through the runner, and worker faults on them."""
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from cluster_helpers import docker_answers
 
 from harness.runner.run import run_scenario
 from harness.scenario import load_scenario
@@ -47,13 +46,9 @@ def test_standalone_smoke_with_a_killed_and_a_skewed_worker_is_valid(tmp_path):
     assert writer and writer[0]["evidence"]["clock_skew_ms"] == -300
 
 
-def test_docker_smoke_with_a_paused_and_a_skewed_worker_is_valid(tmp_path):
-    docker = shutil.which("docker")
-    if (
-        docker is None
-        or subprocess.run([docker, "info"], capture_output=True, timeout=30).returncode
-    ):
-        pytest.skip("`docker info` fails: no docker engine (.ci/run starts one)")
+def test_docker_smoke_with_a_paused_and_a_skewed_worker_is_valid(tmp_path, prerequisite):
+    ok, why = docker_answers()
+    prerequisite(ok, f"`docker info` fails, no docker engine (.ci/run starts one): {why}")
     faults = (
         "faults=[{kind: worker_pause, at_s: 14, duration_s: 6, target: 'worker:1'},"
         " {kind: clock_skew, at_s: 8, duration_s: 16, target: 'worker:2', offset_ms: -1200}]"

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 import pytest
-from cluster_helpers import TEST_MASTER_HOST, run_job
+from cluster_helpers import TEST_MASTER_HOST, docker_answers, run_job
 
 from infra.cluster import backend_for, master_json
 from infra.cluster.base import alive_worker_hosts
@@ -15,21 +15,12 @@ from infra.cluster.base import alive_worker_hosts
 pytestmark = pytest.mark.cluster
 
 
-def _docker_answers() -> tuple[bool, str]:
-    try:
-        proc = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, str(exc)
-    return proc.returncode == 0, (proc.stderr or proc.stdout).strip()[-300:]
-
-
 @pytest.fixture(scope="module")
-def image(tmp_path_factory):
-    ok, why = _docker_answers()
-    if not ok:
-        pytest.skip(
-            f"`docker info` fails, no docker engine (infra/docker/ensure_dockerd.sh): {why}"
-        )
+def image(tmp_path_factory, prerequisite):
+    ok, why = docker_answers()
+    prerequisite(
+        ok, f"`docker info` fails, no docker engine (infra/docker/ensure_dockerd.sh): {why}"
+    )
     from infra.docker.image import ensure_image
 
     log = tmp_path_factory.mktemp("image") / "build.log"

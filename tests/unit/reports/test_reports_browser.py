@@ -7,7 +7,6 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from reports_rundirs import CHECK_NAMES
 
 from reports import render_run
@@ -15,11 +14,13 @@ from reports import render_run
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-@pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="needs headless Chromium at /usr/bin/chromium (Debian: apt-get install -y chromium)",
-)
-def test_report_renders_in_headless_chromium(make_run: Callable[..., Path], tmp_path: Path) -> None:
+def test_report_renders_in_headless_chromium(
+    make_run: Callable[..., Path], tmp_path: Path, prerequisite
+) -> None:
+    prerequisite(
+        CHROMIUM.exists(),
+        "needs headless Chromium at /usr/bin/chromium (Debian: apt-get install -y chromium)",
+    )
     html = render_run(make_run("async"))[0]
     # No network: every flag that makes Chromium phone home is off, so a page that needed a
     # CDN would render without it here too.
