@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from engine.config import Safety
 from harness.history import HistoryWriter
 from harness.scenario import Scenario
-from harness.workload.batch_writers import BatchWriterThread
+from harness.workload.batch_writers import BatchWriterThread, InsertRace
 from harness.workload.readers import ReaderThread
 
 
@@ -17,6 +17,8 @@ class Background:
     writers: list[BatchWriterThread] = field(default_factory=list)
 
     def stop(self) -> None:
+        for writer in self.writers:  # all at once: none waits at the insert race for another
+            writer.stop_event.set()
         for thread in [*self.writers, *self.readers]:
             thread.stop()
 
@@ -31,6 +33,7 @@ def start_background(scenario: Scenario, table_path: str, history: HistoryWriter
     ]
     bw = scenario.batch_writers
     safety = Safety(**scenario.engine.safety.model_dump())
+    race = InsertRace(max(1, bw.count), bw.rows_per_commit)
     writers = [
         BatchWriterThread(
             i,
@@ -44,6 +47,7 @@ def start_background(scenario: Scenario, table_path: str, history: HistoryWriter
             int(scenario.engine.truetime.max_skew_ms),
             history,
             scenario.seed,
+            race,
         )
         for i in range(bw.count)
     ]

@@ -27,16 +27,35 @@ KEY_BASE = 1_000_000_000
 MAX_ATTEMPTS = 5
 
 
-class SharedInsertKeys:
-    """One key space for every batch writer's inserts: writer i's n-th commit inserts the
-    same keys as writer j's n-th, so two of them can insert the same new key."""
+# How long an insert waits for the other writers' matching insert before committing alone.
+RACE_WAIT_S = 5.0
 
-    def __init__(self, rows_per_commit: int) -> None:
+
+class InsertRace:
+    """One key space for every batch writer's inserts, written in lock-step: writer i's n-th
+    commit inserts the same keys as writer j's n-th, and each waits until all have written
+    their files before committing. That is a backfill run twice at once: the inserts race
+    every time, rather than only when the writers' timing happens to line up."""
+
+    def __init__(self, writers: int, rows_per_commit: int, wait_s: float = RACE_WAIT_S) -> None:
         self.rows = rows_per_commit
+        self.barrier = threading.Barrier(writers)
+        self.wait_s = wait_s
 
     def keys(self, commit_number: int) -> np.ndarray:
         start = commit_number * self.rows
         return -(KEY_BASE + np.arange(start, start + self.rows, dtype=np.int64))
+
+    def written(self) -> None:
+        """Wait (bounded) until every writer has written its files for this commit."""
+        try:
+            self.barrier.wait(self.wait_s)
+        except threading.BrokenBarrierError:
+            # A writer stopped or failed before writing; the rest commit alone this time.
+            self.barrier.reset()
+
+    def release(self) -> None:
+        self.barrier.abort()
 
 
 def _rows(ids: np.ndarray, accounts: np.ndarray | None, amounts: np.ndarray) -> pa.Table:
@@ -68,6 +87,7 @@ class BatchWriterThread(threading.Thread):
         max_skew_ms: int,
         history: HistoryWriter,
         seed: int,
+        race: InsertRace,
     ) -> None:
         super().__init__(name=f"batch-writer-{writer_id}", daemon=True)
         self.name_ = f"batch_writer:{writer_id}"
@@ -83,13 +103,13 @@ class BatchWriterThread(threading.Thread):
         self.keys, self.accounts = keys, accounts
         self.history = history
         self.rng = random.Random(seed * 7919 + writer_id)
-        self.inserts = SharedInsertKeys(rows_per_commit)
+        self.race = race
         self.stop_event = threading.Event()
         self._commits = itertools.count()
 
     def _records(self, table: Table, commit_number: int) -> pa.Table:
         if self.op == "insert":
-            ids = self.inserts.keys(commit_number)
+            ids = self.race.keys(commit_number)
             return _rows(ids, None, np.arange(len(ids), dtype=np.int64))
         if self.op == "upsert":
             picks = np.array(self.rng.sample(range(self.keys), min(self.rows, self.keys)))
@@ -130,6 +150,8 @@ class BatchWriterThread(threading.Thread):
                 # (a plain insert duplicates it by design, as in Hudi). Only inserts that race
                 # each other can then put one key in two file groups: what pk_check prevents.
                 txn.write(self._records(self.table, commit_number), op="upsert")
+                if self.op == "insert" and attempts == 1:
+                    self.race.written()
                 completed = txn.commit()
                 outcome = "ok"
                 self.history.record(
@@ -170,5 +192,6 @@ class BatchWriterThread(threading.Thread):
 
     def stop(self) -> None:
         self.stop_event.set()
+        self.race.release()
         self.join()
         self.table.close()
