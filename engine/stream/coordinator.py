@@ -301,18 +301,21 @@ class Coordinator:
             stale = checkpoint_id <= self._last_ack
             if not stale:
                 self._last_ack = checkpoint_id
-                if self.subsume_acks:
-                    entries = self._buffers.entries_before(checkpoint_id)
-                else:
-                    # Without subsuming, an ACK only covers its own interval: the instant
-                    # of a dropped ACK stays pending forever (and is lost on recovery).
-                    only = self._buffers.get(checkpoint_id - 1)
-                    entries = [only] if only is not None else []
+                entries = self._covered_by(checkpoint_id)
         action = "stale_replay" if stale else "delivered"
         self.recorder("ack", {"checkpoint_id": checkpoint_id, "action": action})
         if stale:
             return None
         return self._dispatch(entries, received, checkpoint_id)
+
+    def _covered_by(self, checkpoint_id: int) -> list[BufferEntry]:
+        """The buffered instants an ACK of `checkpoint_id` commits (call under _lock)."""
+        if self.subsume_acks:
+            return self._buffers.entries_before(checkpoint_id)
+        # Without subsuming, an ACK only covers its own interval: the instant of a dropped
+        # ACK stays pending forever (and is lost on recovery).
+        only = self._buffers.get(checkpoint_id - 1)
+        return [only] if only is not None else []
 
     def _dispatch(
         self, entries: list[BufferEntry], ack_time: float, ack_id: int | None = None
@@ -520,6 +523,12 @@ class Coordinator:
                 "last_ack": self._last_ack,
                 "pending_instants": len(self._buffers),
                 "pending": {e.checkpoint_id: e.instant for e in self._buffers.entries()},
+                # ACKed but not committed yet; the next ACK will commit them.
+                "overdue": sorted(
+                    e.checkpoint_id
+                    for e in self._covered_by(self._last_ack + 1)
+                    if e.checkpoint_id < self._last_ack
+                ),
                 "awaiting_bootstrap": sorted(self._awaiting_bootstrap),
                 "ignored_events": self._ignored_events,
                 "failed": None if self._failure is None else str(self._failure),

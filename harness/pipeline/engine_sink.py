@@ -163,11 +163,13 @@ class EngineSink:
 
     def settled(self) -> bool:
         """Safe to stop: the writers re-sent any restored WriteMeta (a batch ran since the
-        restart), and every ACK delivered so far has been handled and its commits done."""
+        restart), every ACK delivered so far has been handled, and no instant is left that
+        a later ACK would commit (one that failed to commit while its tasks had not all
+        reported; an instant that nothing will commit, as without subsume_acks, is no
+        reason to wait)."""
         if self._restore_pending or not all(ack.done() for ack in self._acks):
             return False
-        status = self.coordinator.status()
-        return all(ckp >= status["last_ack"] for ckp in status["pending"])
+        return not self.coordinator.status()["overdue"]
 
     def status(self) -> dict:
         return {

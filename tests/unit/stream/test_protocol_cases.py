@@ -221,3 +221,31 @@ def test_zombie_coordinator_is_fenced(tmp_path, fencing):
         with pytest.raises(StreamError):
             h.run_batch()  # the new coordinator finds its instant taken from under it
     zombie.close()
+
+
+# ---------------------------------------------------------------- overdue instants
+def test_an_acked_instant_not_ready_is_overdue_until_the_next_ack_commits_it(tmp_path):
+    h = StreamHarness(str(tmp_path))
+    h.run_batch()
+    b = h.start_batch()
+    for task in range(h.parallelism):
+        h.consume(task, ids(b, task, 5))
+    h.writers[0].end_of_checkpoint()  # the other tasks' last events are late
+    h.checkpoint_complete(b)
+    assert h.coordinator.status()["overdue"] == [b - 1]
+    for task in range(1, h.parallelism):
+        h.writers[task].end_of_checkpoint()
+    h.expected.extend(h.batch_rows[b])
+    h.run_batch()
+    assert h.coordinator.status()["overdue"] == []
+    h.assert_exactly_once()
+
+
+def test_without_subsume_acks_an_abandoned_instant_is_pending_but_not_overdue(tmp_path):
+    h = StreamHarness(str(tmp_path), safety=Safety(subsume_acks=False))
+    h.run_batch()
+    b1 = h.run_batch(ack=False)
+    h.run_batch()
+    status = h.coordinator.status()
+    assert b1 - 1 in status["pending"]  # no ACK will ever commit it
+    assert status["overdue"] == []
