@@ -272,12 +272,59 @@ class ClusterBackend(ABC):
         for host, port in self._addresses(self.workers):
             check_port_free(host, port)
 
+    def _master_args(self, main_class: str) -> list[str]:
+        """spark-class arguments of the master, the same for processes and containers."""
+        return [
+            main_class,
+            "--properties-file",
+            str(self.properties_file),
+            "--host",
+            self.master_host,
+            "--port",
+            str(self.master_port),
+            "--webui-port",
+            str(self.web_port),
+        ]
+
+    def _worker_clock_offset(self, n: int) -> float | None:
+        """The clock offset (ms) worker n starts with under libfaketime, creating its
+        clock file at 0 under clock_control; None if it runs on the real clock."""
+        if not (self.clock_control or self.clock_file(n).exists()):
+            return None
+        if not self.clock_file(n).exists():
+            self._set_clock_file(n, 0.0)
+        return float(self.clock_file(n).read_text()) * 1000.0
+
     # --- the interface ---------------------------------------------------------------
-    @abstractmethod
     def up(self) -> ClusterInfo:
         """Start the master and every worker; return once every worker has registered
         with the master (or raise ClusterError naming what did not start, after tearing
         down what did)."""
+        with self._lock:
+            if self.info is not None:
+                return self.info
+            self._check_ports()
+            self._preflight()
+            self._prepare_dirs()
+            info = self._new_info()
+            self.info = info
+            try:
+                self._start_master(info)
+                for n in range(1, self.workers + 1):
+                    info.workers.append(self._start_worker(n))
+                self.wait_for_workers()
+            except BaseException:
+                self.down()
+                raise
+            return info
+
+    @abstractmethod
+    def _preflight(self) -> None:
+        """Check what the backend needs before anything starts (Spark, the image)."""
+
+    @abstractmethod
+    def _start_master(self, info: ClusterInfo) -> None:
+        """Start the master and record it in `info`."""
 
     @abstractmethod
     def down(self) -> None:

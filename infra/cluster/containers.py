@@ -102,7 +102,7 @@ class DockerBackend(ClusterBackend):
         path = os.environ.get("PATH", "/usr/bin:/bin")
         return {"PYSPARK_PYTHON": PYTHON_COMMAND, "PATH": f"{bindir}:{path}"}
 
-    def _check_image(self) -> None:
+    def _preflight(self) -> None:
         import docker.errors
 
         try:
@@ -176,30 +176,21 @@ class DockerBackend(ClusterBackend):
     def _container_name(self, role: str) -> str:
         return f"instantbench-{self.cluster_id}-{role}"
 
-    def _start_master(self):
-        args = [
-            "org.apache.spark.deploy.master.Master",
-            "--properties-file",
-            str(self.properties_file),
-            "--host",
-            self.master_host,
-            "--port",
-            str(self.master_port),
-            "--webui-port",
-            str(self.web_port),
-        ]
-        return self._run(self._container_name("master"), "master", self.master_host, args, {})
+    def _start_master(self, info: ClusterInfo) -> None:
+        args = self._master_args("org.apache.spark.deploy.master.Master")
+        master = self._run(self._container_name("master"), "master", self.master_host, args, {})
+        master.reload()
+        info.image = self.image
+        info.master_container = master.id
+        info.master_pid = master.attrs["State"].get("Pid") or None
 
     def _start_worker(self, n: int) -> WorkerInfo:
         host = self.worker_host(n)
         wdir = self.work_dir / f"worker-{n}"
         wdir.mkdir(parents=True, exist_ok=True)
         env = {"SPARK_WORKER_DIR": str(wdir)}
-        offset = None
-        if self.clock_control or self.clock_file(n).exists():
-            if not self.clock_file(n).exists():
-                self._set_clock_file(n, 0.0)
-            offset = float(self.clock_file(n).read_text()) * 1000.0
+        offset = self._worker_clock_offset(n)
+        if offset is not None:
             # The image installs Debian's faketime: the library sits at the host's path.
             env.update(faketime_env(self.clock_file(n), FAKETIME_LIB, self.clock_skip_java))
         args = self._worker_args(host, wdir)
@@ -250,29 +241,6 @@ class DockerBackend(ClusterBackend):
             pass
 
     # --- the interface -----------------------------------------------------------------
-    def up(self) -> ClusterInfo:
-        with self._lock:
-            if self.info is not None:
-                return self.info
-            self._prepare_dirs()
-            self._check_ports()
-            self._check_image()
-            info = self._new_info()
-            info.image = self.image
-            self.info = info
-            try:
-                master = self._start_master()
-                master.reload()
-                info.master_container = master.id
-                info.master_pid = master.attrs["State"].get("Pid") or None
-                for n in range(1, self.workers + 1):
-                    info.workers.append(self._start_worker(n))
-                self.wait_for_workers()
-            except BaseException:
-                self.down()
-                raise
-            return info
-
     def down(self) -> None:
         with self._lock:
             self.info = None

@@ -45,6 +45,10 @@ def spark_home() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def spark_class() -> Path:
+    return spark_home() / "bin" / "spark-class"
+
+
 class StandaloneBackend(ClusterBackend):
     name = "standalone"
 
@@ -74,7 +78,7 @@ class StandaloneBackend(ClusterBackend):
         return env
 
     def _spawn(self, key: str, args: list[str], env: dict[str, str], log: Path) -> int:
-        cmd = [str(spark_home() / "bin" / "spark-class"), *args]
+        cmd = [str(spark_class()), *args]
         with open(log, "ab") as out:
             proc = subprocess.Popen(
                 cmd,
@@ -92,19 +96,15 @@ class StandaloneBackend(ClusterBackend):
         for proc in self._procs.values():
             proc.poll()
 
-    def _start_master(self) -> int:
-        args = [
-            MASTER_CLASS,
-            "--properties-file",
-            str(self.properties_file),
-            "--host",
-            self.master_host,
-            "--port",
-            str(self.master_port),
-            "--webui-port",
-            str(self.web_port),
-        ]
-        return self._spawn("master", args, self._env(self.master_host), self._master_log())
+    def _preflight(self) -> None:
+        if not spark_class().exists():
+            raise ClusterError(f"{spark_class()} is missing: reinstall pyspark")
+
+    def _start_master(self, info: ClusterInfo) -> None:
+        args = self._master_args(MASTER_CLASS)
+        info.master_pid = self._spawn(
+            "master", args, self._env(self.master_host), self._master_log()
+        )
 
     def _start_worker(self, n: int) -> WorkerInfo:
         host = self.worker_host(n)
@@ -113,39 +113,18 @@ class StandaloneBackend(ClusterBackend):
         env = self._env(host)
         env["SPARK_WORKER_DIR"] = str(wdir)
         env["SPARK_LOCAL_DIRS"] = str(wdir / "local")
-        offset = None
-        if self.clock_control or self.clock_file(n).exists():
+        offset = self._worker_clock_offset(n)
+        if offset is not None:
             if not Path(FAKETIME_LIB).exists():
                 raise ClusterError(
                     f"clock control needs libfaketime ({FAKETIME_LIB}): apt-get install faketime"
                 )
-            if not self.clock_file(n).exists():
-                self._set_clock_file(n, 0.0)
-            offset = float(self.clock_file(n).read_text()) * 1000.0
             env.update(faketime_env(self.clock_file(n), skip_java=self.clock_skip_java))
         args = self._worker_args(host, wdir)
         pid = self._spawn(f"worker-{n}", args, env, self._worker_log(n))
         return WorkerInfo(index=n, host=host, pid=pid, clock_offset_ms=offset)
 
     # --- the interface -----------------------------------------------------------------
-    def up(self) -> ClusterInfo:
-        with self._lock:
-            if self.info is not None:
-                return self.info
-            self._check_ports()
-            self._prepare_dirs()
-            info = self._new_info()
-            self.info = info
-            try:
-                info.master_pid = self._start_master()
-                for n in range(1, self.workers + 1):
-                    info.workers.append(self._start_worker(n))
-                self.wait_for_workers()
-            except BaseException:
-                self.down()
-                raise
-            return info
-
     def down(self) -> None:
         with self._lock:
             pids: set[int] = set()
