@@ -504,9 +504,11 @@ class _TimedLock:
         t0 = time.perf_counter()
         self.table.lock.acquire(self.table.lock_timeout_s)
         self.wait_ms = (time.perf_counter() - t0) * 1000
+        self.table.timeline.pin()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.table.timeline.unpin()
         self.table.lock.release()
 
 

@@ -55,13 +55,33 @@ class ActiveTimeline:
         self._pending: list[Instant] = []
         self._meta: dict[str, dict[str, Any]] = {}  # completed file name -> metadata
         self._rollback_targets: dict[str, str] = {}  # rollback requested time -> target
+        self._pins = 0  # > 0 while this process holds the table lock
+        self._pinned_fresh = False  # reloaded since the lock was taken
+
+    # -- pinning -----------------------------------------------------------------------
+
+    def pin(self) -> None:
+        """The table lock was taken: until unpin(), only lock holders (this process) change
+        the timeline, and they record their changes here, so the first reload lists the
+        folder and later ones are no-ops. Saves a list and a read per reload on slow
+        storage while a commit or an instant creation holds the lock."""
+        with self._lock:
+            if self._pins == 0:
+                self._pinned_fresh = False
+            self._pins += 1
+
+    def unpin(self) -> None:
+        with self._lock:
+            self._pins = max(0, self._pins - 1)
 
     # -- loading -----------------------------------------------------------------------
 
     def reload(self) -> ActiveTimeline:
         """Re-list the timeline folder (one list call; names parsed once and cached)."""
-        names = self.storage.list(TIMELINE_DIR)
         with self._lock:
+            if self._pins and self._pinned_fresh:
+                return self
+            names = self.storage.list(TIMELINE_DIR)
             parsed = {
                 n: self._parsed[n] if n in self._parsed else parse_file_name(n) for n in names
             }
@@ -78,7 +98,8 @@ class ActiveTimeline:
                     by_time[instant.requested_time] = instant
             self._by_time, self._duplicates = by_time, duplicates
             self._index()
-        self.archive.reload()
+            self.archive.reload()
+            self._pinned_fresh = self._pins > 0
         return self
 
     def _index(self) -> None:
@@ -237,6 +258,7 @@ class ActiveTimeline:
             raise InstantExistsError(
                 self.storage.full_path(f"{TIMELINE_DIR}/{clash[0]}"), "already uses this time"
             )
+        self._put(instant)  # the reload may have been a no-op (pinned)
         return instant
 
     def transition_to_inflight(self, instant: Instant) -> Instant:

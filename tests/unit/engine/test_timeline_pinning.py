@@ -1,0 +1,54 @@
+"""While the table lock is held the timeline is listed once: later reloads are no-ops, and
+the holder's own changes are still seen."""
+
+import pyarrow as pa
+
+from engine.config import TableConfig
+from engine.table import Table
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64())])
+
+
+def _table(tmp_path):
+    table = Table.create(str(tmp_path / "t"), TableConfig(file_groups=2), SCHEMA, max_skew_ms=0)
+    lists: list[str] = []
+    table.storage.hooks.append(lambda op, path: lists.append(path) if op == "list" else None)
+    return table, lists
+
+
+def _rows(start: int) -> pa.Table:
+    return pa.table({"id": pa.array(range(start, start + 5), pa.int64()), "v": [1] * 5})
+
+
+def test_a_commit_lists_the_timeline_once_under_the_lock(tmp_path):
+    table, lists = _table(tmp_path)
+    instant = table.start_instant()
+    stats = table.write_files(instant, _rows(0), op="insert")
+    lists.clear()
+    table.commit(instant, stats)
+    assert len([p for p in lists if p.endswith("timeline")]) == 1
+
+
+def test_reloads_list_again_once_the_lock_is_released(tmp_path):
+    table, lists = _table(tmp_path)
+    other = Table.open(table.storage.root, max_skew_ms=0)
+    with table._locked():
+        table.timeline.reload()
+        table.timeline.reload()
+    assert len(lists) == 1
+    # Another writer commits after the lock was released: the next reload must see it.
+    instant = other.start_instant()
+    other.commit(instant, other.write_files(instant, _rows(0), op="insert"))
+    assert table.timeline.reload().completed()[-1].requested_time == instant.requested_time
+    assert len(lists) == 2
+
+
+def test_the_holders_own_instants_are_seen_while_pinned(tmp_path):
+    table, _ = _table(tmp_path)
+    first = table.start_instant()
+    second = table.start_instant()
+    table.commit(second, table.write_files(second, _rows(10), op="insert"))
+    table.commit(first, table.write_files(first, _rows(0), op="insert"))
+    completed = [i.requested_time for i in table.timeline.reload().completed()]
+    assert completed == [second.requested_time, first.requested_time]
+    assert sorted(table.snapshot()["id"].to_pylist()) == list(range(5)) + list(range(10, 15))
