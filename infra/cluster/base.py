@@ -304,8 +304,8 @@ class ClusterBackend(ABC):
             if self.info is not None:
                 return self.info
             self._check_ports()
+            self._prepare_dirs()  # before the preflight: an image build logs into log_dir
             self._preflight()
-            self._prepare_dirs()
             info = self._new_info()
             self.info = info
             try:
