@@ -85,6 +85,7 @@ class CoordinatorServer:
         self._replies_lock = threading.Lock()
         self._closed = threading.Event()
         self._conns: set[Connection] = set()
+        self._conns_lock = threading.Lock()
         self._thread = threading.Thread(target=self._accept, name="rpc-accept", daemon=True)
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "ping": lambda p: {"status": "OK"},
@@ -107,8 +108,19 @@ class CoordinatorServer:
     def close(self) -> None:
         self._closed.set()
         self._listener.close()
-        for conn in list(self._conns):
-            conn.close()
+        with self._conns_lock:
+            conns = list(self._conns)
+        for conn in conns:
+            self._drop(conn)
+
+    def _drop(self, conn: Connection) -> None:
+        """Close `conn` once: close() and its serving thread may both get here, and a second
+        close of the same descriptor could close a file that has reused its number."""
+        with self._conns_lock:
+            if conn not in self._conns:
+                return
+            self._conns.discard(conn)
+        conn.close()
 
     def _accept(self) -> None:
         while not self._closed.is_set():
@@ -119,7 +131,8 @@ class CoordinatorServer:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: Connection) -> None:
-        self._conns.add(conn)
+        with self._conns_lock:
+            self._conns.add(conn)
         try:
             deliver_challenge(conn, self._authkey)
             answer_challenge(conn, self._authkey)
@@ -129,8 +142,7 @@ class CoordinatorServer:
         except (EOFError, OSError, AuthenticationError):
             pass  # the peer went away (or was not one of ours)
         finally:
-            self._conns.discard(conn)
-            conn.close()
+            self._drop(conn)
 
     def _handle(self, request: dict[str, Any]) -> dict[str, Any]:
         key = (str(request.get("client")), int(request.get("id", -1)))

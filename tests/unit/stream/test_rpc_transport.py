@@ -232,3 +232,26 @@ def test_lock_service_over_rpc(tmp_path):
     finally:
         server.close()
         coordinator.close()
+
+
+class _CountingConnection:
+    def __init__(self) -> None:
+        self.closes = 0
+
+    def close(self) -> None:
+        self.closes += 1
+
+
+def test_closing_the_server_closes_each_connection_once(tmp_path):
+    """close() and a connection's serving thread both close it: only the first may, or a
+    descriptor number reused meanwhile by another file would be closed too."""
+    coordinator = Coordinator(Table.create(str(tmp_path / "t"), TableConfig()), parallelism=1)
+    server = CoordinatorServer(coordinator, secret=Endpoint.new_secret())
+    conn = _CountingConnection()
+    server._conns.add(conn)
+    try:
+        server.close()  # the server closes it ...
+        server._drop(conn)  # ... then its serving thread ends and drops it too
+    finally:
+        coordinator.close()
+    assert conn.closes == 1
