@@ -1,9 +1,18 @@
 """TrueTime-style instant time generation (Hudi's WAIT_TO_ADJUST_SKEW generator).
 
 lock -> read clock -> (strict: raise above everything already generated or on the
-timeline) -> sleep max_skew_ms -> unlock. The sleep makes any later generation, on any
-machine whose clock is within the skew bound, read a larger clock value; strict
-monotonicity covers the equality case at ms granularity and clocks beyond the bound.
+timeline) -> number it in the table's generation sequence -> sleep max_skew_ms -> unlock.
+The sleep makes any later generation, on any machine whose clock is within the skew
+bound, read a larger clock value; strict monotonicity covers the equality case at ms
+granularity and clocks beyond the bound.
+
+The generation sequence: every generated time (requested or completion, any process)
+gets the next number of one counter kept in the shared store beside the last time, read
+and written under the table lock in the same record (no extra storage operation when
+strict, whose store round trip this is). No clock reading feeds the counter, so a skewed,
+drifting or jumping clock cannot reorder it, and it survives crashes. The instant files
+record each time's number, so a checker can judge "every time is greater than every time
+generated before it" in the true order of generation.
 """
 
 from __future__ import annotations
@@ -26,12 +35,32 @@ class InstantTiming:
     truetime_sleep_ms: float
 
 
+@dataclass(frozen=True)
+class LastGenerated:
+    """The shared store's record: the largest generated time and the last sequence number
+    (None in a store written before sequences existed)."""
+
+    time: str
+    seq: int | None
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A generated time and its number in the table's generation sequence (None without a
+    shared store: then nothing orders it against other processes' times)."""
+
+    time: str
+    seq: int | None
+    timing: InstantTiming
+
+
 class LastTimeStore(Protocol):
-    """Shares the last generated time between processes (read and written under the lock)."""
+    """Shares the last generation between processes (read and written under the lock).
+    `load` raises if the record is unreadable: a lost count cannot be guessed."""
 
-    def load(self) -> str | None: ...
+    def load(self) -> LastGenerated | None: ...
 
-    def save(self, instant_time: str) -> None: ...
+    def save(self, last: LastGenerated) -> None: ...
 
 
 class InstantTimeGenerator:
@@ -50,21 +79,23 @@ class InstantTimeGenerator:
         self.strict_monotonic, self.wait = strict_monotonic, wait
         self._floor, self._store, self._sleep = floor, store, sleep
         self._last_ms: int | None = None
+        self._last_seq = 0
         self._mutex = threading.Lock()
         self.last_timing = InstantTiming(0.0, 0.0)
 
     def generate(self, *, locked: bool = False) -> str:
-        return self.generate_timed(locked=locked)[0]
+        return self.generate_stamped(locked=locked).time
 
-    def generate_timed(self, *, locked: bool = False) -> tuple[str, InstantTiming]:
-        """A new instant time and its timing. `locked=True`: the caller already holds `lock`."""
+    def generate_stamped(self, *, locked: bool = False) -> Generated:
+        """A new instant time, its sequence number and its timing. `locked=True`: the
+        caller already holds `lock`."""
         t0 = time.perf_counter()
         if not locked:
             self.lock.acquire()
         try:
             t1 = time.perf_counter()
             with self._mutex:  # threads of one process sharing this generator
-                ms = self._next_ms()
+                ms, seq = self._next()
             if self.wait and self.max_skew_ms > 0:
                 self._sleep(self.max_skew_ms / 1000)
             t2 = time.perf_counter()
@@ -73,20 +104,28 @@ class InstantTimeGenerator:
                 self.lock.release()
         timing = InstantTiming((t1 - t0) * 1000, (t2 - t1) * 1000)
         self.last_timing = timing
-        return format_instant(ms), timing
+        return Generated(format_instant(ms), seq, timing)
 
-    def _next_ms(self) -> int:
+    def _next(self) -> tuple[int, int | None]:
         ms = self.clock.now_ms()
+        # Read even when not strict: the sequence must count every generation.
+        last = self._store.load() if self._store is not None else None
+        stored_ms = parse_instant(last.time) if last is not None else None
         if self.strict_monotonic:
-            bounds = [self._last_ms]
-            if self._store is not None:
-                stored = self._store.load()
-                bounds.append(parse_instant(stored) if stored else None)
+            bounds = [self._last_ms, stored_ms]
             if self._floor is not None:
                 floor = self._floor()
                 bounds.append(parse_instant(floor) if floor else None)
             ms = max([ms] + [b + 1 for b in bounds if b is not None])
-            if self._store is not None:
-                self._store.save(format_instant(ms))
+        seq = None
+        if self._store is not None:
+            # This process's own count too: a store that was reset must not reuse numbers
+            # this process already handed out.
+            stored_seq = (last.seq or 0) if last is not None else 0
+            seq = max(stored_seq, self._last_seq) + 1
+            # The record keeps the largest time (not strict: this one may be smaller).
+            top = ms if stored_ms is None else max(ms, stored_ms)
+            self._store.save(LastGenerated(format_instant(top), seq))
+            self._last_seq = seq
         self._last_ms = ms if self._last_ms is None else max(ms, self._last_ms)
-        return ms
+        return ms, seq

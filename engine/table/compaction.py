@@ -14,6 +14,7 @@ from engine.layout.file_names import BASE, base_file_name
 from engine.table.merge import concat, drop_deleted, last_per_key
 from engine.table.stats import WriteStat
 from engine.timeline.instant import INFLIGHT, REQUESTED, Instant
+from engine.timeline.sequence import COMPLETION_SEQ, REQUESTED_SEQ
 
 if TYPE_CHECKING:
     from engine.table.table import Table
@@ -44,8 +45,9 @@ def schedule(table: Table) -> Instant | None:
             )
         if not plan:
             return None
-        t = table.generator.generate(locked=True)
-        return table.timeline.create_requested("compaction", t, {"plan": plan})
+        generated = table.generator.generate_stamped(locked=True)
+        meta = {"plan": plan, REQUESTED_SEQ: generated.seq}
+        return table.timeline.create_requested("compaction", generated.time, meta)
 
 
 def run(table: Table, t: str) -> str:
@@ -53,7 +55,8 @@ def run(table: Table, t: str) -> str:
     instant = table.timeline.get(t)
     if instant is None or instant.action != "compaction" or instant.is_completed:
         raise InstantStateError(f"{t} is not a pending compaction")
-    plan = table.timeline.read_metadata(instant.with_state(REQUESTED))["plan"]
+    requested = table.timeline.read_metadata(instant.with_state(REQUESTED))
+    plan = requested["plan"]
     if instant.state == REQUESTED:
         with table._locked():
             instant = table.timeline.transition_to_inflight(instant)
@@ -86,9 +89,12 @@ def run(table: Table, t: str) -> str:
         current = table.timeline.get(t)
         if current is None or current.is_completed:
             raise InstantStateError(f"compaction {t} was completed or removed meanwhile")
-        completion = table.generator.generate(locked=True)
+        generated = table.generator.generate_stamped(locked=True)
+        completion = generated.time
         meta = {
             "writer_id": table.writer_id,
+            REQUESTED_SEQ: requested.get(REQUESTED_SEQ),
+            COMPLETION_SEQ: generated.seq,
             "operation": "compact",
             "stats": [s.to_dict(with_keys=False) for s in stats],
             "compacted": [n for e in plan for n in ([e["base"]] if e["base"] else []) + e["logs"]],

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from engine.errors import RollbackError
+from engine.errors import CorruptInstantError, RollbackError
 from engine.timeline.instant import COMPLETED, INFLIGHT, Instant
+from engine.timeline.sequence import (
+    COMPLETION_SEQ,
+    REQUESTED_SEQ,
+    ROLLED_BACK_GENERATED,
+    seq_of,
+)
 
 if TYPE_CHECKING:
     from engine.table.table import Table
@@ -28,29 +34,51 @@ def rollback(table: Table, t: str, force: bool) -> Instant | None:
             )
         if current.is_completed and t not in {i.requested_time for i in timeline.instants()}:
             raise RollbackError(f"instant {t} is archived and cannot be rolled back")
-        rb_time = table.generator.generate(locked=True)
-        plan = {"rolled_back": t, "action": current.action, "state": current.state}
-        rb = timeline.create_requested("rollback", rb_time, plan)
-        done = _finish(table, rb, current)
+        generated = table.generator.generate_stamped(locked=True)
+        plan = {
+            "rolled_back": t,
+            "action": current.action,
+            "state": current.state,
+            REQUESTED_SEQ: generated.seq,
+            ROLLED_BACK_GENERATED: _generated_by(table, current),
+        }
+        rb = timeline.create_requested("rollback", generated.time, plan)
+        done = _finish(table, rb, current, plan)
     table.heartbeats.stop(t)
     return done
 
 
-def _finish(table: Table, rb: Instant, target: Instant) -> Instant:
+def _generated_by(table: Table, target: Instant) -> list[dict[str, Any]]:
+    """The target's generated times with their sequence numbers: its files disappear, the
+    rollback keeps the record (a read of its metadata; rollbacks are off the hot path)."""
+    try:
+        meta = table.timeline.read_metadata(target)
+    except (OSError, CorruptInstantError):
+        meta = {}  # unnumbered: a checker counts the order evidence as partial
+    out = [{"time": target.requested_time, "seq": seq_of(meta, REQUESTED_SEQ)}]
+    if target.completion_time is not None:
+        out.append({"time": target.completion_time, "seq": seq_of(meta, COMPLETION_SEQ)})
+    return out
+
+
+def _finish(table: Table, rb: Instant, target: Instant, plan: dict[str, Any]) -> Instant:
     """Delete the target's data files, complete the rollback, then drop the target."""
     deleted = []
     for f in table.data_files():
         if f.instant == target.requested_time:
             table.storage.delete(f.name, missing_ok=True)
             deleted.append(f.name)
-    completion = table.generator.generate(locked=True)
+    generated = table.generator.generate_stamped(locked=True)
     meta = {
         "rolled_back": target.requested_time,
         "action": target.action,
         "state": target.state,
         "deleted_files": deleted,
+        REQUESTED_SEQ: plan.get(REQUESTED_SEQ),
+        COMPLETION_SEQ: generated.seq,
+        ROLLED_BACK_GENERATED: plan.get(ROLLED_BACK_GENERATED),
     }
-    done = table.timeline.complete(rb, completion, meta)
+    done = table.timeline.complete(rb, generated.time, meta)
     if target.state == COMPLETED:
         table.timeline.remove_completed(target)
     else:
@@ -86,6 +114,7 @@ def _resume(table: Table, rb: Instant) -> None:
         timeline = table.timeline.reload()
         if timeline.get(rb.requested_time) != rb:
             return
-        target_time = timeline.read_metadata(rb)["rolled_back"]
+        plan = timeline.read_metadata(rb)
+        target_time = plan["rolled_back"]
         target = timeline.get(target_time) or Instant(target_time, "commit", INFLIGHT)
-        _finish(table, rb, target)
+        _finish(table, rb, target, plan)

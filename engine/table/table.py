@@ -5,7 +5,7 @@ Layout under the table path:
   .hoodie/timeline/              active timeline; history/ holds the archived LSM timeline
   .hoodie/.heartbeat/<instant>   writer heartbeats
   .hoodie/.lock                  FileLock lease (default lock provider)
-  .hoodie/.truetime              last generated instant time (shared by all processes)
+  .hoodie/.truetime              last generated time and sequence number (all processes)
   <data files>                   base and log files (non-partitioned)
 """
 
@@ -47,9 +47,10 @@ from engine.table.writer import FileWriter
 from engine.timeline.active import TIMELINE_DIR, ActiveTimeline
 from engine.timeline.archive import HISTORY_DIR
 from engine.timeline.instant import DATA_ACTIONS, INFLIGHT, Instant
+from engine.timeline.sequence import COMPLETION_SEQ, REQUESTED_SEQ, StoredLastGenerated
+from engine.timeline.sequence import KEYS as SEQUENCE_KEYS
 from engine.truetime import InstantTimeGenerator, InstantTiming
 
-TRUETIME_FILE = ".hoodie/.truetime"
 # Keys the engine writes into commit metadata; caller metadata may not override them.
 RESERVED_KEYS = frozenset(
     {
@@ -64,24 +65,9 @@ RESERVED_KEYS = frozenset(
         "num_inserts",
         "file_groups",
         "schema",
+        *SEQUENCE_KEYS,
     }
 )
-
-
-class _StoredLastTime:
-    """The last generated instant time, in `.hoodie/.truetime` (read/written under the lock)."""
-
-    def __init__(self, storage: Storage) -> None:
-        self.storage = storage
-
-    def load(self) -> str | None:
-        try:
-            return self.storage.read_bytes(TRUETIME_FILE).decode().strip() or None
-        except FileNotFoundError:
-            return None
-
-    def save(self, instant_time: str) -> None:
-        self.storage.write_bytes(TRUETIME_FILE, instant_time.encode())
 
 
 def _time_of(instant: Instant | str) -> str:
@@ -127,12 +113,12 @@ class Table:
             strict_monotonic=self.safety.strict_monotonic,
             wait=self.safety.truetime_wait,
             floor=lambda: self.timeline.reload().max_instant_time(),
-            store=_StoredLastTime(storage),
+            store=StoredLastGenerated(storage),
         )
         self.heartbeats = Heartbeats(storage, self.clock, heartbeat_interval_s)
         self.heartbeat_expiry_s = heartbeat_expiry_s or 2 * heartbeat_interval_s or 60.0
         self._writer = FileWriter(storage, self.catalog, config, self.writer_id)
-        self._baselines: dict[str, str | None] = {}
+        self._started: dict[str, dict[str, Any]] = {}  # requested metadata of our instants
         self._mutex = threading.RLock()
         self.last_instant_timing = InstantTiming(0.0, 0.0)
         self.timeline.reload()
@@ -232,18 +218,24 @@ class Table:
         The returned instant carries `timing` (lock wait, TrueTime sleep)."""
         action = action or ("commit" if self.config.table_type == "cow" else "deltacommit")
         with self._locked() as held:
-            t, timing = self.generator.generate_timed(locked=True)
+            generated = self.generator.generate_stamped(locked=True)
+            t, timing = generated.time, generated.timing
             baseline = self.timeline.last_completion_time()
             # Heartbeat first: a lazy cleaner must never see this instant without one.
             self.heartbeats.start(t)
-            meta = {**(metadata or {}), "writer_id": self.writer_id, "occ_baseline": baseline}
+            meta = {
+                **(metadata or {}),
+                "writer_id": self.writer_id,
+                "occ_baseline": baseline,
+                REQUESTED_SEQ: generated.seq,
+            }
             try:
                 requested = self.timeline.create_requested(action, t, meta)
             except BaseException:
                 self.heartbeats.stop(t, delete=False)  # the file may be the other writer's
                 raise
             self.timeline.transition_to_inflight(requested)
-        self._baselines[t] = baseline
+        self._started[t] = meta
         timing = InstantTiming(timing.lock_wait_ms + held.wait_ms, timing.truetime_sleep_ms)
         self.last_instant_timing = timing
         return Instant(t, action, INFLIGHT, timing=timing)
@@ -294,17 +286,21 @@ class Table:
             current = self._committable(t)
             effective, superseded = _effective(stats, t)
             self._check_files(effective)
-            baseline = self._baseline(current)
+            requested = self._requested_meta(current)
+            baseline = requested.get("occ_baseline")
             if self.safety.occ:
                 check_occ(self.catalog, t, baseline, effective)
             if self.safety.pk_check:
                 check_unique_keys(self.catalog, self.config.key_field, t, baseline, effective)
             if guard is not None:
                 guard()
-            completion = self.generator.generate(locked=True)
+            generated = self.generator.generate_stamped(locked=True)
+            completion = generated.time
             meta = {
                 **metadata,
                 "writer_id": self.writer_id,
+                REQUESTED_SEQ: requested.get(REQUESTED_SEQ),
+                COMPLETION_SEQ: generated.seq,
                 "operation": ",".join(sorted({s.op for s in effective})),
                 "occ_baseline": baseline,
                 "stats": [s.to_dict(with_keys=False) for s in effective],
@@ -317,7 +313,7 @@ class Table:
                 "schema": self._schema_text(effective),
             }
             self.timeline.complete(current.with_state(INFLIGHT), completion, meta)
-        self._baselines.pop(t, None)
+        self._started.pop(t, None)
         with contextlib.suppress(OSError):  # committed already; a stale heartbeat is harmless
             self.heartbeats.stop(t)
         return completion
@@ -338,10 +334,12 @@ class Table:
             )
         return current
 
-    def _baseline(self, current: Instant) -> str | None:
-        if current.requested_time in self._baselines:
-            return self._baselines[current.requested_time]
-        return self.timeline.read_metadata(current).get("occ_baseline")
+    def _requested_meta(self, current: Instant) -> dict[str, Any]:
+        """What the requested file says (OCC baseline, requested sequence): from memory for
+        our own instants, else read once (an instant this process adopted)."""
+        if current.requested_time in self._started:
+            return self._started[current.requested_time]
+        return self.timeline.read_metadata(current)
 
     def _check_files(self, stats: list[WriteStat]) -> None:
         """A completed instant must never reference a missing or torn file."""

@@ -9,7 +9,7 @@ import pytest
 from engine.clock import AdjustableClock, ManualClock, SystemClock, format_instant, parse_instant
 from engine.errors import InvalidInstantTimeError
 from engine.lock import InProcessLock
-from engine.truetime import InstantTimeGenerator
+from engine.truetime import InstantTimeGenerator, LastGenerated
 
 T0 = 1_700_000_000_000
 
@@ -124,15 +124,15 @@ def test_last_generated_is_shared_through_the_store():
     store = _Store()
     a = _gen(clock, store).generate()
     b = _gen(clock, store).generate()  # a fresh generator, same frozen clock
-    assert b > a and store.value == b
+    assert b > a and store.value == LastGenerated(b, 2)
 
 
 def test_wait_sleeps_the_skew_bound_and_reports_timing():
     gen = _gen(SystemClock(), skew=30, wait=True)
-    t, timing = gen.generate_timed()
-    assert timing.truetime_sleep_ms >= 29 and timing.lock_wait_ms >= 0
-    assert gen.last_timing == timing and len(t) == 17
-    _, timing2 = _gen(SystemClock(), skew=30, wait=False).generate_timed()
+    g = gen.generate_stamped()
+    assert g.timing.truetime_sleep_ms >= 29 and g.timing.lock_wait_ms >= 0
+    assert gen.last_timing == g.timing and len(g.time) == 17 and g.seq is None  # no store
+    timing2 = _gen(SystemClock(), skew=30, wait=False).generate_stamped().timing
     assert timing2.truetime_sleep_ms < 29
 
 
