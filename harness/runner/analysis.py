@@ -58,8 +58,7 @@ def analyse_run(
     checks: dict[str, Any] = {}
     if error is None:
         try:
-            committed = {e["batch_id"] for e in events if e["kind"] == "batch"}
-            final = read_final_state(scenario, paths, committed)
+            final = read_final_state(scenario, paths)
             results = run_checks(scenario, events, final, paths)
             checks = {r.name: r.to_dict() for r in results}
         except Exception as exc:  # an unreadable table: the verdict is unknown, not valid

@@ -21,6 +21,7 @@ from harness.pipeline.events import OPENING_BALANCE, upsert_keys
 from harness.pipeline.session import local_master
 from harness.runner.driver_config import event_spec
 from harness.runner.final_state import FinalState
+from harness.runner.ground_truth import GroundTruth, expected_batches
 from harness.runner.rundir import RunPaths
 from harness.runner.spark_checks import SPARK_ABOVE_ROWS, SparkCheckJob, run_spark_checks
 from harness.scenario import Scenario
@@ -36,27 +37,6 @@ def _of_kind(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["kind"] == kind]
 
 
-def expected_batches(scenario: Scenario, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Batches Spark durably recorded. A batch is certain once an ACK covering it was
-    delivered; after the last delivered ACK its fate is uncertain: all or nothing."""
-    acks = [e["checkpoint_id"] for e in _of_kind(events, "ack") if e["action"] != "dropped"]
-    last_ack = max(acks, default=None)
-    commits_without_acks = scenario.engine.sink == "raw_parquet"
-    legs = 2 if scenario.source.mode == "bank" else 1  # a transfer is two rows
-    out = []
-    for b in _of_kind(events, "batch"):
-        certain = commits_without_acks or (last_ack is not None and b["batch_id"] <= last_ack)
-        out.append(
-            {
-                "batch_id": b["batch_id"],
-                "start_offset": b["start_offset"] * legs,
-                "end_offset": b["end_offset"] * legs,
-                "certain": certain,
-            }
-        )
-    return out
-
-
 def _stream_rows(final: FinalState):
     """Rows the stream wrote (batch writers' and the bank's opening rows have no event)."""
     return final.rows.filter(pc.greater_equal(final.rows.column("event_id"), 0))
@@ -68,8 +48,7 @@ def _stream_ids(scenario: Scenario, final: FinalState):
     return rows.column("id" if scenario.source.mode == "bank" else "event_id")
 
 
-def _exactly_once(scenario: Scenario, events: list[dict[str, Any]], final: FinalState):
-    batches = expected_batches(scenario, events)
+def _exactly_once(scenario: Scenario, batches: list[dict[str, Any]], final: FinalState):
     if scenario.source.mode != "upsert":
         return exactly_once(batches, _stream_ids(scenario, final))
     spec = event_spec(scenario)
@@ -83,11 +62,11 @@ def _exactly_once(scenario: Scenario, events: list[dict[str, Any]], final: Final
 
 
 def _whole_table_check(
-    name: str, scenario: Scenario, events: list[dict[str, Any]], final: FinalState
+    name: str, scenario: Scenario, truth: GroundTruth, final: FinalState
 ) -> CheckResult:
     if name == "unique_keys":
         return unique_keys(final.rows.column("id"))
-    return _exactly_once(scenario, events, final)
+    return truth.judge(_exactly_once(scenario, truth.batches, final))
 
 
 def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dict[str, Any]]:
@@ -156,7 +135,7 @@ def check_engine(scenario: Scenario, final: FinalState) -> str:
 
 
 def _on_spark(
-    scenario: Scenario, events: list[dict[str, Any]], final: FinalState, paths: RunPaths
+    scenario: Scenario, truth: GroundTruth, final: FinalState, paths: RunPaths
 ) -> dict[str, CheckResult]:
     names = [c for c in scenario.checks if c in WHOLE_TABLE]
     if not names or check_engine(scenario, final) != "spark":
@@ -166,12 +145,12 @@ def _on_spark(
         as_of=final.table.timeline.reload().last_completion_time(),
         checks=names,
         mode=scenario.source.mode,
-        batches=expected_batches(scenario, events),
+        batches=truth.batches,
         event_spec=event_spec(scenario).to_dict(),
         master=local_master(scenario.engine.writers, 1),
     )
     results = run_spark_checks(job, paths.control, paths.logs / "checks-spark.log")
-    return {r.name: r for r in results}
+    return {r.name: truth.judge(r) if r.name == "exactly_once" else r for r in results}
 
 
 def run_checks(
@@ -183,10 +162,12 @@ def run_checks(
     reads = stable = repeated = None
     if final.table is not None and ({"isolation", "bank"} & set(wanted)):
         reads, stable, repeated = _isolation_inputs(events, final, is_bank)
-    on_spark = _on_spark(scenario, events, final, paths)
+    # Which batches must be visible: Spark's checkpoint location (see ground_truth).
+    truth = expected_batches(scenario, events, paths.checkpoint)
+    on_spark = _on_spark(scenario, truth, final, paths)
     for name in wanted:
         if name in WHOLE_TABLE:
-            result = on_spark.get(name) or _whole_table_check(name, scenario, events, final)
+            result = on_spark.get(name) or _whole_table_check(name, scenario, truth, final)
             engine = "spark" if name in on_spark else "pyarrow"
             results.append(CheckResult(name, result.verdict, {**result.evidence, "engine": engine}))
         elif name == "timeline":

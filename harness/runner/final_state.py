@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from engine.table import Table
+from harness.pipeline.checkpoints import read_checkpoint
 from harness.pipeline.events import SCHEMA
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
@@ -33,8 +34,9 @@ class FinalState:
         return self._rows
 
 
-def _raw_rows(paths: RunPaths, committed_batches: set[int]) -> pa.Table:
-    """The ceiling sink's rows: every file of every batch Spark committed."""
+def _raw_rows(paths: RunPaths) -> pa.Table:
+    """The ceiling sink's rows: every file of every batch Spark's commit log records."""
+    committed_batches = read_checkpoint(paths.checkpoint).committed_ids()
     root = paths.table / "raw"
     files = [
         str(p)
@@ -77,11 +79,9 @@ def _timeline_instants(table: Table) -> list[dict[str, Any]]:
     return list(unique.values())
 
 
-def read_final_state(
-    scenario: Scenario, paths: RunPaths, committed_batches: set[int]
-) -> FinalState:
+def read_final_state(scenario: Scenario, paths: RunPaths) -> FinalState:
     if scenario.engine.sink == "raw_parquet":
-        return FinalState(read_rows=lambda: _raw_rows(paths, committed_batches))
+        return FinalState(read_rows=lambda: _raw_rows(paths))
     table = Table.open(str(paths.table), writer_id="checker")
     return FinalState(
         read_rows=lambda: table.snapshot(columns=READ_COLUMNS),
