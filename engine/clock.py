@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -40,27 +42,65 @@ class ManualClock:
             self._ms += ms
 
 
+@dataclass(frozen=True)
+class SkewedRead:
+    """The first read of an AdjustableClock after its skew was set: proof that the skew
+    reached a reader (instant generation, lock lease, heartbeat), not only its setter."""
+
+    adjustment: int  # the AdjustableClock.adjustments count this read follows
+    base_ms: int  # the base (true) clock at the read
+    read_ms: int  # the skewed value the reader got
+    reader: str  # the reading thread's name
+
+    @property
+    def skew_ms(self) -> int:
+        return self.read_ms - self.base_ms
+
+
 class AdjustableClock:
     """Wraps a base clock with offset, drift and jumps that can change while it is in use.
 
     Drift accumulates from the moment it is set: changing the rate folds the drift so far
     into the offset, so the clock never jumps when only the rate changes.
+
+    Each adjustment returns its number; the first `now_ms()` after it is passed to
+    `on_skewed_read` (outside the clock's lock), so a fault injector can record the skew a
+    reader actually got. `skew_ms` is a peek and never counts as that read.
     """
 
-    def __init__(self, base: Clock | None = None) -> None:
+    def __init__(
+        self,
+        base: Clock | None = None,
+        on_skewed_read: Callable[[SkewedRead], None] | None = None,
+    ) -> None:
         self._base = base or SystemClock()
         self._lock = threading.Lock()
         self._offset_ms = 0.0
         self._drift_ppm = 0.0
         self._drift_anchor_ms = 0
+        self.adjustments = 0
+        self._armed = False  # the next read is the first since an adjustment
+        self.on_skewed_read = on_skewed_read
 
     def now_ms(self) -> int:
         with self._lock:
             base = self._base.now_ms()
-            return int(base + self._offset_ms + self._drift_since(base))
+            value = int(base + self._offset_ms + self._drift_since(base))
+            first, self._armed = self._armed, False
+            adjustment = self.adjustments
+        listener = self.on_skewed_read
+        if first and listener is not None:
+            listener(SkewedRead(adjustment, base, value, threading.current_thread().name))
+        return value
 
     def _drift_since(self, base_ms: int) -> float:
         return (base_ms - self._drift_anchor_ms) * self._drift_ppm / 1e6
+
+    def _adjusted(self) -> int:
+        """Count an adjustment and arm the first-read note (call under _lock)."""
+        self.adjustments += 1
+        self._armed = True
+        return self.adjustments
 
     @property
     def skew_ms(self) -> float:
@@ -68,24 +108,29 @@ class AdjustableClock:
         with self._lock:
             return self._offset_ms + self._drift_since(self._base.now_ms())
 
-    def set_offset_ms(self, offset_ms: float) -> None:
+    def set_offset_ms(self, offset_ms: float) -> int:
         """Set the constant part of the skew (drift accumulated so far is kept)."""
         with self._lock:
             self._offset_ms = float(offset_ms)
+            return self._adjusted()
 
-    def set_drift_ppm(self, ppm: float) -> None:
+    def set_drift_ppm(self, ppm: float) -> int:
         with self._lock:
             base = self._base.now_ms()
             self._offset_ms += self._drift_since(base)
             self._drift_anchor_ms, self._drift_ppm = base, float(ppm)
+            return self._adjusted()
 
-    def jump_ms(self, delta_ms: float) -> None:
+    def jump_ms(self, delta_ms: float) -> int:
         with self._lock:
             self._offset_ms += delta_ms
+            return self._adjusted()
 
     def reset(self) -> None:
+        """Back to the base clock; a read after this shows no skew, so none is noted."""
         with self._lock:
             self._offset_ms, self._drift_ppm = 0.0, 0.0
+            self._armed = False
 
 
 _INSTANT_RE = re.compile(r"^\d{17}$")

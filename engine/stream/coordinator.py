@@ -42,10 +42,10 @@ def _no_fault(point: str, info: dict[str, Any]) -> None:
     """Default fault hook: no fault."""
 
 
-def _settle(target: Future[None], source: Future[None]) -> None:
+def _settle(target: Future[Any], source: Future[Any]) -> None:
     error = source.exception()
     if error is None:
-        target.set_result(None)
+        target.set_result(source.result())
     else:
         target.set_exception(error)
 
@@ -271,12 +271,13 @@ class Coordinator:
         self.fault_hook("after_coordinator_snapshot", {"checkpoint_id": checkpoint_id})
         return {"checkpoint_id": checkpoint_id, "entries": len(entries), "bytes": size}
 
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> Future[None]:
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> Future[list[str] | None]:
         """ACK: checkpoint ``checkpoint_id`` is durable. Commits asynchronously; the
         returned future is done when the commits are, and fails if one failed (the
-        coordinator then stays failed)."""
+        coordinator then stays failed). Its result says what the ACK did: the instants it
+        committed, or None for a stale ACK (at or below the last one), which is a no-op."""
         received = time.monotonic()
-        done: Future[None] = Future()
+        done: Future[list[str] | None] = Future()
 
         def on_ack() -> None:
             try:
@@ -295,7 +296,7 @@ class Coordinator:
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         """Nothing to discard: the next completed checkpoint subsumes this one."""
 
-    def _on_ack(self, checkpoint_id: int, received: float) -> Future[None] | None:
+    def _on_ack(self, checkpoint_id: int, received: float) -> Future[list[str]] | None:
         self._raise_if_failed()
         with self._lock:
             stale = checkpoint_id <= self._last_ack
@@ -319,7 +320,7 @@ class Coordinator:
 
     def _dispatch(
         self, entries: list[BufferEntry], ack_time: float, ack_id: int | None = None
-    ) -> Future[None]:
+    ) -> Future[list[str]]:
         """Hand entries to the commit thread. Commits run there, serially and in order,
         so a slow commit never holds up events or the next snapshot (async mode's point:
         batch n+1 proceeds while batch n commits)."""
@@ -330,7 +331,9 @@ class Coordinator:
 
     def _commit_entries(
         self, entries: list[BufferEntry], ack_time: float, ack_id: int | None = None
-    ) -> None:
+    ) -> list[str]:
+        """Commit `entries` in order; returns the instants committed."""
+        committed: list[str] = []
         if ack_id is not None:
             self.fault_hook("after_ack_before_commit", {"checkpoint_id": ack_id})
         for i, entry in enumerate(entries):
@@ -347,7 +350,7 @@ class Coordinator:
                         "error": f"not committed yet: tasks {missing} have not reported",
                     },
                 )
-                return  # later instants must not complete before this one
+                return committed  # later instants must not complete before this one
             if buf.is_empty():
                 # Nothing to publish: leave it inflight without a heartbeat; recovery or
                 # the table's lazy failed-write cleaning rolls it back.
@@ -355,6 +358,8 @@ class Coordinator:
                 self._remove(entry)
                 continue
             self._commit(entry, ack_time)
+            committed.append(entry.instant)
+        return committed
 
     def _commit(self, entry: BufferEntry, ack_time: float) -> str:
         stats = entry.buffer.write_stats()

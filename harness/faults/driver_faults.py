@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from engine.clock import AdjustableClock, SystemClock
@@ -19,6 +20,9 @@ from harness.history import HistoryWriter
 from harness.run_clock import RunClock
 
 STALE_REPLAY_AFTER_S = 5.0
+# Delivers one ACK to the coordinator; its future is done once the coordinator handled it,
+# with the instants it committed (None: a stale ACK it ignored).
+Notify = Callable[[int], "Future[list[str] | None]"]
 PAUSE_WAIT_S = 60.0  # how long a driver at a pause seam waits for the runner to pause it
 
 
@@ -46,6 +50,10 @@ class DriverFaults:
             clock,
             history,
         )
+        self._timers: set[threading.Timer] = set()  # late ACKs not delivered yet
+        self.make_timer = threading.Timer  # tests fire late ACKs by hand
+        self._timer_lock = threading.Lock()
+        self._stopped = False
 
     def elapsed(self) -> float:
         return self.clock.elapsed()
@@ -76,7 +84,10 @@ class DriverFaults:
     def coordinator_hook(self, point: str, info: dict[str, Any]) -> None:
         for o in self._due("coordinator_crash"):
             if o.params.get("point") == point and self.fired.mark(o.label):
-                self._record(o, point=point, pid=os.getpid(), **info)
+                # The runner records the fault once it sees this process exit by SIGKILL.
+                self.history.record(
+                    "coordinator_crash_point", label=o.label, point=point, pid=os.getpid(), **info
+                )
                 os.kill(os.getpid(), signal.SIGKILL)  # a real crash of the driver
         for o in self._due("coordinator_pause"):
             if o.params.get("point") == point and self.fired.mark(pause_reached(o.label)):
@@ -90,7 +101,7 @@ class DriverFaults:
                     time.sleep(0.05)
 
     # -- ACKs --------------------------------------------------------------------------
-    def deliver_ack(self, batch_id: int, notify: Callable[[int], None]) -> None:
+    def deliver_ack(self, batch_id: int, notify: Notify) -> None:
         """Send ACK `batch_id` to the coordinator, unless a fault drops or delays it."""
         for kind in ("drop_ack", "delay_ack", "stale_ack"):
             for o in self._due(kind):
@@ -104,17 +115,79 @@ class DriverFaults:
                     return
                 if kind == "delay_ack":
                     delay = float(o.params["delay_s"])
-                    self._record(o, checkpoint_id=batch_id, delay_s=delay)
                     self.history.record("ack_delayed", checkpoint_id=batch_id, delay_s=delay)
-                    threading.Timer(delay, notify, args=(batch_id,)).start()
+                    self._deliver_later(o, batch_id, notify, delay, delay_s=delay)
                     return
                 # stale_ack: deliver now, and replay the same ACK later (it must be a no-op)
-                self._record(o, checkpoint_id=batch_id, replay_after_s=STALE_REPLAY_AFTER_S)
-                threading.Timer(STALE_REPLAY_AFTER_S, notify, args=(batch_id,)).start()
+                self._deliver_later(
+                    o, batch_id, notify, STALE_REPLAY_AFTER_S, replay_after_s=STALE_REPLAY_AFTER_S
+                )
         notify(batch_id)
+
+    def _deliver_later(
+        self, o: Occurrence, batch_id: int, notify: Notify, after_s: float, **evidence: Any
+    ) -> None:
+        """Deliver ACK `batch_id` in `after_s`; the fault is recorded once the coordinator
+        has handled that ACK, with what it did. A driver that stops first never delivers
+        it (stop() cancels the timer), so the fault stays unapplied."""
+        held_s = self.elapsed()
+
+        def deliver() -> None:
+            with self._timer_lock:  # stop() waits for a delivery under way
+                self._timers.discard(timer)
+                if self._stopped:
+                    return
+                delivered_s = self.elapsed()
+                ack = notify(batch_id)
+            ack.add_done_callback(
+                lambda done: self._ack_handled(o, batch_id, held_s, delivered_s, done, evidence)
+            )
+
+        timer = self.make_timer(after_s, deliver)
+        timer.daemon = True
+        with self._timer_lock:
+            if self._stopped:
+                return
+            self._timers.add(timer)
+            timer.start()
+
+    def _ack_handled(
+        self,
+        o: Occurrence,
+        batch_id: int,
+        held_s: float,
+        delivered_s: float,
+        done: Future,
+        evidence: dict[str, Any],
+    ) -> None:
+        if done.cancelled():
+            return
+        error = done.exception()
+        if error is not None:
+            outcome: dict[str, Any] = {"coordinator": "failed", "error": str(error)}
+        elif done.result() is None:
+            outcome = {"coordinator": "ignored_stale", "committed": []}
+        else:
+            outcome = {"coordinator": "committed", "committed": list(done.result())}
+        record_fault(
+            self.history,
+            o,
+            held_s,
+            checkpoint_id=batch_id,
+            delivered_s=round(delivered_s, 3),
+            handled_s=round(self.elapsed(), 3),
+            **evidence,
+            **outcome,
+        )
 
     def start(self) -> None:
         self.skew.start()
 
     def stop(self) -> None:
+        """No ACK is delivered after this returns: the coordinator is about to close."""
+        with self._timer_lock:
+            self._stopped = True
+            for timer in self._timers:
+                timer.cancel()
+            self._timers.clear()
         self.skew.stop()

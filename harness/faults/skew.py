@@ -1,21 +1,47 @@
-"""Clock skew inside the engine's clocks: offset, drift or jump, for a time window."""
+"""Clock skew inside the engine's clocks: offset, drift or jump, for a time window.
+
+A skew counts as applied only once a reader got the skewed value: each skewed clock
+reports its first read after the skew was set (engine.clock.SkewedRead), and the fault is
+recorded then, with the value read. A clock nobody reads in the window leaves no record,
+and the run's analysis reports that fault as never applied.
+"""
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
+from typing import Any
 
-from engine.clock import AdjustableClock
+from engine.clock import AdjustableClock, SkewedRead
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
 
+SKEW_KEYS = ("offset_ms", "drift_ppm", "jump_ms")
+
+
+def _skew_params(o: Occurrence) -> dict[str, Any]:
+    return {k: o.params[k] for k in SKEW_KEYS if o.params.get(k) is not None}
+
+
+def read_evidence(read: SkewedRead, read_s: float) -> dict[str, Any]:
+    """What the reader got: its value, the true time and the skew between them."""
+    return {
+        "read_ms": read.read_ms,
+        "true_ms": read.base_ms,
+        "skew_read_ms": read.skew_ms,
+        "read_s": round(read_s, 3),
+        "reader": read.reader,
+        "wall_ms": int(time.time() * 1000),
+    }
+
 
 class SkewApplier(threading.Thread):
-    """Applies each skew occurrence to the clocks it targets when it starts, resets them
-    when it ends; records the skew and the clock readings as evidence."""
+    """Applies each skew occurrence to the clocks it targets when it starts and resets
+    them when it ends; records the fault when a skewed clock is first read."""
 
     def __init__(
         self,
@@ -31,6 +57,12 @@ class SkewApplier(threading.Thread):
         self.history = history
         self.active: list[Occurrence] = []
         self._stop = threading.Event()
+        # clock name -> [(adjustment, occurrence, elapsed when set)] not read yet. The
+        # mutex spans setting a skew and noting it, so a read cannot fall in between.
+        self._unread: dict[str, list[tuple[int, Occurrence, float]]] = {}
+        self._mutex = threading.Lock()
+        for name, c in clocks.items():
+            c.on_skewed_read = functools.partial(self._on_read, name)
 
     def _targets(self, o: Occurrence) -> dict[str, AdjustableClock]:
         if o.target == "all":
@@ -39,48 +71,59 @@ class SkewApplier(threading.Thread):
 
     def _apply(self, o: Occurrence) -> None:
         for name, clock in self._targets(o).items():
-            before = clock.now_ms()
-            if o.params.get("offset_ms") is not None:
-                clock.set_offset_ms(float(o.params["offset_ms"]))
-            elif o.params.get("drift_ppm") is not None:
-                clock.set_drift_ppm(float(o.params["drift_ppm"]))
-            else:
-                clock.jump_ms(float(o.params["jump_ms"]))
-            skew = {
-                k: o.params[k]
-                for k in ("offset_ms", "drift_ppm", "jump_ms")
-                if o.params.get(k) is not None
-            }
+            with self._mutex:
+                if o.params.get("offset_ms") is not None:
+                    adjustment = clock.set_offset_ms(float(o.params["offset_ms"]))
+                elif o.params.get("drift_ppm") is not None:
+                    adjustment = clock.set_drift_ppm(float(o.params["drift_ppm"]))
+                else:
+                    adjustment = clock.jump_ms(float(o.params["jump_ms"]))
+                self._unread.setdefault(name, []).append((adjustment, o, self.clock.elapsed()))
+
+    def _on_read(self, name: str, read: SkewedRead) -> None:
+        """Called by the reader's thread with the first value it read after a skew."""
+        with self._mutex:
+            if self._stop.is_set():
+                return  # the run is over: a late read is no evidence for it
+            waiting = self._unread.get(name, [])
+            hits = [w for w in waiting if w[0] <= read.adjustment]
+            self._unread[name] = [w for w in waiting if w[0] > read.adjustment]
+        read_s = self.clock.elapsed()
+        for _, o, set_s in hits:
             record_fault(
                 self.history,
                 o,
-                self.clock.elapsed(),
+                set_s,
                 target=name,
-                clock_before_ms=before,
-                clock_after_ms=clock.now_ms(),
-                wall_ms=int(time.time() * 1000),
-                **skew,
+                **_skew_params(o),
+                **read_evidence(read, read_s),
             )
 
     def _reset(self, o: Occurrence) -> None:
-        for clock in self._targets(o).values():
-            clock.reset()
+        with self._mutex:
+            for name, clock in self._targets(o).items():
+                clock.reset()
+                self._unread[name] = [w for w in self._unread.get(name, []) if w[1] != o]
 
     def run(self) -> None:
         while not self._stop.wait(0.05):
-            now = self.clock.elapsed()
-            for o in [o for o in self.pending if o.at_s <= now]:
-                self.pending.remove(o)
-                if o.end_s <= now:
-                    continue  # already over (a restarted driver)
-                self._apply(o)
-                self.active.append(o)
-            for o in [o for o in self.active if o.end_s <= now]:
-                self.active.remove(o)
-                self._reset(o)
+            self.step(self.clock.elapsed())
+
+    def step(self, now: float) -> None:
+        """Start the skews due at `now` and end the ones whose window is over."""
+        for o in [o for o in self.pending if o.at_s <= now]:
+            self.pending.remove(o)
+            if o.end_s <= now:
+                continue  # already over (a restarted driver)
+            self._apply(o)
+            self.active.append(o)
+        for o in [o for o in self.active if o.end_s <= now]:
+            self.active.remove(o)
+            self._reset(o)
 
     def stop(self) -> None:
-        self._stop.set()
+        with self._mutex:
+            self._stop.set()
 
 
 def skew_at_ms(o: Occurrence, elapsed_s: float) -> float:
@@ -105,19 +148,24 @@ def skew_task_clock(
     fired: FiredLog,
 ) -> None:
     """A writer task's engine clock for this task's lifetime (tasks live one micro-batch):
-    the skews active now; each occurrence's evidence is recorded once per writer."""
+    the skews active now. Each occurrence is recorded once per writer, when the task first
+    reads the skewed clock (writer tasks normally never do: `all` skews them all the same)."""
     elapsed = run_clock.elapsed()
     active = [o for o in occurrences if targets_writer(o, task) and skew_at_ms(o, elapsed)]
+    target = f"writer:{task}"
+
+    def on_read(read: SkewedRead) -> None:
+        for o in active:
+            if fired.mark(f"{o.label}.{target}"):
+                record_fault(
+                    history,
+                    o,
+                    elapsed,
+                    target=target,
+                    clock_skew_ms=sum(skew_at_ms(a, elapsed) for a in active),
+                    **_skew_params(o),
+                    **read_evidence(read, run_clock.elapsed()),
+                )
+
+    clock.on_skewed_read = on_read if active else None
     clock.set_offset_ms(sum(skew_at_ms(o, elapsed) for o in active))
-    for o in active:
-        target = f"writer:{task}"
-        if fired.mark(f"{o.label}.{target}"):
-            record_fault(
-                history,
-                o,
-                elapsed,
-                target=target,
-                clock_skew_ms=clock.skew_ms,
-                clock_ms=clock.now_ms(),
-                wall_ms=int(time.time() * 1000),
-            )

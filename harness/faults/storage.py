@@ -1,9 +1,14 @@
 """Storage faults through the engine's file-system hooks: latency, failed operations,
 and torn (truncated) data files. The same schedule is installed in every process that
-touches the table; each hook decides by the run clock whether its fault is active."""
+touches the table (driver, writer tasks, batch writers, readers); each hook decides by the
+run clock whether its fault is active.
+
+Evidence follows the effect: latency is recorded after an operation was held back,
+an error when the operation is failed, a torn file once it was truncated on storage."""
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -48,7 +53,7 @@ class StorageFaults:
     def install(self, storage: Storage) -> Storage:
         storage.hooks.append(self._before)
         if self.torn:
-            storage.after_write_hooks.append(self._after_write)
+            storage.after_write_hooks.append(functools.partial(self._after_write, storage))
         return storage
 
     def _take(self, o: Occurrence) -> bool:
@@ -61,32 +66,55 @@ class StorageFaults:
     def _before(self, op: str, path: str) -> None:
         elapsed = self.clock.elapsed()
         delay = self.base_latency_s
+        slowing = []
         for o in self.latency:
             ops = o.params.get("ops")
             if o.active(elapsed) and (ops is None or op in {OPS[x] for x in ops}):
                 delay += float(o.params["latency_ms"]) / 1000.0
-                self._record_latency_once(o, op, path)
+                slowing.append(o)
         if delay:
+            started = time.monotonic()
             time.sleep(delay)
+            held_ms = (time.monotonic() - started) * 1000
+            for o in slowing:
+                self._record_latency_once(o, op, path, held_ms)
         for o in self.errors:
             if o.at_s <= elapsed and OPS[o.params["op"]] == op and self._take(o):
                 self._record(o, op=op, path=path, pid=os.getpid())
                 raise InjectedStorageError(f"injected storage error: {op} {path}")
 
-    def _record_latency_once(self, o: Occurrence, op: str, path: str) -> None:
+    def _record_latency_once(self, o: Occurrence, op: str, path: str, held_ms: float) -> None:
+        """After the first operation this process held back (the op then goes ahead)."""
         with self._lock:
             if o.label in self._slowed:
                 return
             self._slowed.add(o.label)
-        self._record(o, latency_ms=o.params["latency_ms"], first_op=op, path=path, pid=os.getpid())
+        self._record(
+            o,
+            latency_ms=o.params["latency_ms"],
+            first_op=op,
+            path=path,
+            held_ms=round(held_ms, 1),
+            pid=os.getpid(),
+        )
 
-    def _after_write(self, path: str) -> None:
+    def _after_write(self, storage: Storage, path: str) -> None:
         if not path.endswith(DATA_SUFFIX):
             return
         elapsed = self.clock.elapsed()
         for o in self.torn:
             if o.at_s <= elapsed and self._take(o):
-                size = os.path.getsize(path)
-                with open(path, "r+b") as f:
-                    f.truncate(size // 2)
-                self._record(o, path=path, size=size, truncated_to=size // 2, pid=os.getpid())
+                size, landed = _truncate(storage, path)
+                self._record(o, path=path, size=size, truncated_to=landed, pid=os.getpid())
+
+
+def _truncate(storage: Storage, path: str) -> tuple[int, int]:
+    """Rewrite the file at `path` (a full path) with its first half, through the table's
+    own file system (local or an object store); returns (size before, size on storage
+    after), the latter read back, so the evidence is what really landed."""
+    fs = storage.filesystem
+    with fs.open_input_stream(path) as f:
+        data = f.read()
+    with fs.open_output_stream(path) as f:
+        f.write(data[: len(data) // 2])
+    return len(data), fs.get_file_info(path).size

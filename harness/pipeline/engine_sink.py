@@ -6,6 +6,7 @@ import functools
 import os
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import asdict
 from typing import Any
 
@@ -148,7 +149,7 @@ class EngineSink:
     def checkpoint_complete(self, batch_id: int, info: dict) -> None:
         self.faults.deliver_ack(batch_id, self._notify)
 
-    def _notify(self, batch_id: int) -> None:
+    def _notify(self, batch_id: int) -> Future[list[str] | None]:
         ack = self.coordinator.notify_checkpoint_complete(batch_id)
         self._acks.append(ack)
         # Make the instant that batch_id + 2 writes once this ACK's commits are done:
@@ -156,6 +157,7 @@ class EngineSink:
         # async mode a creation racing the commit would delay it (and the rows' freshness)
         # by a whole creation. Made now, it is ready long before that batch starts.
         ack.add_done_callback(lambda done: self._prefetch(done, batch_id + 1))
+        return ack  # the ACK faults record what the coordinator did with it
 
     def _prefetch(self, ack: Any, checkpoint_id: int) -> None:
         if not ack.cancelled() and ack.exception() is None:

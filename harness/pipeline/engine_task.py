@@ -21,6 +21,7 @@ from engine.stream.state import WriterStateStore
 from engine.stream.transport.rpc import Endpoint, RpcCoordinatorClient
 from engine.stream.writer import WriterTask
 from engine.table import Table
+from harness.faults.crash import record_writer_retry, writer_crash_hook
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.faults.skew import skew_task_clock
@@ -99,34 +100,6 @@ def _client(cfg: TaskConfig) -> RpcCoordinatorClient:
     return client
 
 
-def _crash_hook(cfg: TaskConfig, task: int, attempt: int, history: HistoryWriter):
-    point, label = cfg.crash_points.get(task, (None, None)) if attempt == 0 else (None, None)
-
-    def hook(name: str, info: dict[str, Any]) -> None:
-        if name == point:
-            now = round(time.time() - cfg.t0, 3)
-            history.record(
-                "fault",
-                fault_kind="writer_crash",
-                label=label,
-                target=f"writer:{task}",
-                start_s=now,
-                end_s=now,
-                applied=True,
-                evidence={
-                    "task": task,
-                    "attempt": attempt,
-                    "point": name,
-                    "pid": os.getpid(),
-                    "batch_id": cfg.batch_id,
-                    "instant": info.get("instant"),
-                },
-            )
-            os._exit(137)  # a hard exit of the Python worker: Spark retries the task
-
-    return hook
-
-
 def write_with_engine(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any]):
     """mapInArrow body: stream this partition of the micro-batch through a WriterTask."""
     config = TaskConfig(**cfg)
@@ -143,6 +116,10 @@ def write_with_engine(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any])
         host=os.environ.get("SPARK_LOCAL_IP"),
         wall_minus_mono_s=time.time() - time.monotonic(),
     )
+    fired = FiredLog(config.fired_dir)
+    record_writer_retry(
+        config.crash_points, task, attempt, config.batch_id, time.time() - config.t0, history, fired
+    )
     table = _table(config, task, history)
     writer = WriterTask(
         task,
@@ -154,7 +131,9 @@ def write_with_engine(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any])
         op=config.op,
         state_store=WriterStateStore(table.storage, config.state_dir),
         recorder=history,
-        fault_hook=_crash_hook(config, task, attempt, history),
+        fault_hook=writer_crash_hook(
+            config.crash_points, task, attempt, config.batch_id, history, fired
+        ),
         offset_field="event_id",
         event_time_field="event_time",
     )

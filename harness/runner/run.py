@@ -9,7 +9,9 @@ from pathlib import Path
 
 from engine.clock import AdjustableClock
 from harness.faults.fired import FiredLog
+from harness.faults.schedule import Occurrence
 from harness.faults.skew import SkewApplier
+from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter, append_series
 from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
@@ -71,6 +73,14 @@ def _runner_skew(scenario, background: Background, t0: float, history) -> SkewAp
         if o.kind == "clock_skew" and (o.target in clocks or o.target == "all")
     ]
     return SkewApplier(skews, clocks, RunClock(t0=t0), history)
+
+
+def _runner_storage_faults(cfg, t0: float, history) -> StorageFaults:
+    """Storage faults of the batch writers and readers (their tables live in this process)."""
+    occurrences = [Occurrence.from_dict(o) for o in cfg.faults]
+    return StorageFaults(
+        occurrences, RunClock(t0=t0), history, FiredLog(cfg.fired_dir), cfg.storage_latency_ms
+    )
 
 
 def run_scenario(
@@ -149,7 +159,9 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
                 warmup_s=scenario.warmup_s,
                 duration_s=scenario.duration_s,
             )
-            background = start_background(scenario, str(paths.table), history)
+            background = start_background(
+                scenario, str(paths.table), history, _runner_storage_faults(cfg, t0, history)
+            )
             skew = _runner_skew(scenario, background, t0, history)
             skew.start()
             last_rows, next_sample = 0, t0 + 1.0

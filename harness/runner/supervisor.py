@@ -12,8 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.faults.crash import record_coordinator_crashes
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog, pause_reached, pause_resumed
+from harness.faults.observe import wait_stopped, worker_effect
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.runner.driver_process import DriverProcess
@@ -43,6 +45,7 @@ class Supervisor:
         self.logs = logs
         self.history = history
         self.pauses = [o for o in occurrences if o.kind == "coordinator_pause"]
+        self.crashes = [o for o in occurrences if o.kind == "coordinator_crash"]
         # Worker faults act on a standalone or docker cluster (infra.cluster backend).
         self.cluster = cluster
         self.worker_faults = [
@@ -73,6 +76,7 @@ class Supervisor:
             if self.restarts >= MAX_RESTARTS:
                 raise RuntimeError(f"the pipeline driver died {self.restarts + 1} times")
             self.history.record("driver_exit", pid=self.driver.pid, code=code)
+            self._driver_exited(code)
             self.restarts += 1
             self.driver = self._new_driver()
             pid = self.driver.start()
@@ -96,6 +100,12 @@ class Supervisor:
             if elapsed >= resume_at and self._successor_committed():
                 self._zombies.remove((zombie, o, resume_at))
                 self._resume_then_reap(zombie, o)
+
+    def _driver_exited(self, code: int | None) -> None:
+        elapsed = time.time() - self.t0 if self.t0 is not None else 0.0
+        record_coordinator_crashes(
+            self.crashes, self.fired, self.history, elapsed, self.driver.pid, code
+        )
 
     def _pause_due(self, o: Occurrence, elapsed: float) -> bool:
         """At at_s; with a `point`, once the driver says it reached that seam."""
@@ -124,6 +134,9 @@ class Supervisor:
             self.cluster.pause_worker(n)
             self._worker_undo.append((o.end_s, lambda: self.cluster.resume_worker(n)))
         worker = self.cluster.info.worker(n)
+        after = self._worker_after(o.kind, n)
+        if after is None:
+            return  # the worker never showed the fault: it stays unapplied
         record_fault(
             self.history,
             o,
@@ -133,8 +146,21 @@ class Supervisor:
             pid=worker.pid,
             container=worker.container,
             workers_before=before.get("workers"),
+            worker_after=after,
             **skew,
         )
+
+    def _worker_after(self, kind: str, n: int, timeout_s: float = 2.0) -> dict[str, Any] | None:
+        """Worker n's status once it shows the fault (killed, paused), None if it never did."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            workers = self.cluster.status().get("workers", [])
+            status = next((w for w in workers if w.get("index") == n), {})
+            if worker_effect(kind, status):
+                return status
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.1)
 
     def _successor_committed(self) -> bool:
         try:
@@ -147,13 +173,17 @@ class Supervisor:
         """SIGSTOP the driver, start a new one that recovers: the old one is a zombie."""
         old = self.driver
         os.killpg(old.pid, signal.SIGSTOP)
+        state = wait_stopped(old.pid)
         self.restarts += 1
         self.driver = self._new_driver()
         pid = self.driver.start()
         duration = o.params.get("duration_s") or (o.end_s - o.at_s)
         self._zombies.append((old, o, elapsed + duration))
         point = {"point": o.params["point"]} if o.params.get("point") else {}
-        record_fault(self.history, o, elapsed, paused_pid=old.pid, new_pid=pid, **point)
+        if state is not None:  # recorded only once the old driver shows as stopped
+            record_fault(
+                self.history, o, elapsed, paused_pid=old.pid, new_pid=pid, state=state, **point
+            )
 
     def _resume_then_reap(self, zombie: DriverProcess, o: Occurrence) -> None:
         self.fired.mark(pause_resumed(o.label))  # a driver held at a seam goes on
@@ -167,6 +197,8 @@ class Supervisor:
         code = self.driver.wait(timeout_s)
         if code is None:
             self.driver.kill()
+        else:
+            self._driver_exited(code)  # a crash fault may have hit it while stopping
         self.driver.kill_group()
         for zombie, *_ in self._zombies:
             zombie.kill()

@@ -87,6 +87,7 @@ def _fault_problems(s: "Scenario", i: int, fault: Any) -> list[Problem]:
         )
     if is_worker_skew(fault.kind, getattr(fault, "target", "")):
         problems.extend(_worker_skew_problems(s, key, fault))
+    problems.extend(_reach_problems(s, key, fault))
     run_s = s.run_s
     if fault.at_s >= run_s:
         problems.append(
@@ -116,7 +117,8 @@ def _fault_problems(s: "Scenario", i: int, fault: Any) -> list[Problem]:
                 count,
             )
         )
-    target_problem = _target_problem(s, getattr(fault, "target", ""))
+    alternatives = _skew_targets(s) if fault.kind == "clock_skew" else None
+    target_problem = _target_problem(s, getattr(fault, "target", ""), alternatives)
     if target_problem:
         problems.append(Problem(f"{key}.target", target_problem, fault.target))
     return problems
@@ -146,7 +148,49 @@ def _worker_skew_problems(s: "Scenario", key: str, fault: Any) -> list[Problem]:
     return problems
 
 
-def _target_problem(s: "Scenario", target: str) -> str | None:
+def _reach_problems(s: "Scenario", key: str, fault: Any) -> list[Problem]:
+    """A fault that could not change anything the engine does is refused (DESIGN.md:
+    a clock nothing reads, storage that target never touches)."""
+    if s.engine.sink != "engine" and fault.kind not in CLUSTER_FAULTS:
+        return [
+            Problem(
+                f"{key}.kind",
+                f"{fault.kind} acts through the table engine, and engine.sink is "
+                f"{s.engine.sink!r} (plain Parquet: no coordinator, ACKs or table); allowed "
+                f"with it: {', '.join(CLUSTER_FAULTS)} (or set engine.sink: engine)",
+                fault.kind,
+            )
+        ]
+    if fault.kind == "clock_skew" and fault.target.startswith("writer:"):
+        return [
+            Problem(
+                f"{key}.target",
+                "a writer task never reads its engine clock (the coordinator generates the "
+                "stream's instant times and keeps its lock leases and heartbeats); "
+                f"allowed: {_skew_targets(s)}",
+                fault.target,
+            )
+        ]
+    return []
+
+
+def _skew_targets(s: "Scenario") -> str:
+    """The clock_skew targets whose clock a generation, lease or heartbeat reads here."""
+    forms = ["coordinator", "all"]
+    if s.batch_writers.count:
+        forms.append(_span("batch_writer", 0, s.batch_writers.count))
+    if s.cluster.backend in CLUSTER_BACKENDS:
+        forms.append(_span("worker", 1, s.cluster.workers))
+    return " | ".join(forms)
+
+
+def _span(role: str, first: int, count: int) -> str:
+    last = first + count - 1
+    return f"{role}:{first}" if count == 1 else f"{role}:{first} .. {role}:{last}"
+
+
+def _target_problem(s: "Scenario", target: str, alternatives: str | None = None) -> str | None:
+    """`alternatives`: the targets that would work, named when the role has none."""
     match = re.fullmatch(r"(writer|batch_writer|worker):(\d+)", target)
     if not match:
         return None
@@ -160,11 +204,9 @@ def _target_problem(s: "Scenario", target: str) -> str | None:
     if first <= n < limit + first:
         return None
     if limit == 0:
-        return f"there are no {role}s ({source} is 0)"
-    return (
-        f"no such {role} ({source} is {limit}); allowed: "
-        f"{role}:{first} .. {role}:{limit + first - 1}"
-    )
+        also = f"; allowed: {alternatives}" if alternatives else ""
+        return f"there are no {role}s ({source} is 0){also}"
+    return f"no such {role} ({source} is {limit}); allowed: {_span(role, first, limit)}"
 
 
 def _matrix_problems(s: "Scenario") -> list[Problem]:

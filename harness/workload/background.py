@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.config import Safety
+from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
 from harness.scenario import Scenario
 from harness.workload.batch_writers import BatchWriterThread, InsertRace
@@ -23,7 +24,14 @@ class Background:
             thread.stop()
 
 
-def start_background(scenario: Scenario, table_path: str, history: HistoryWriter) -> Background:
+def start_background(
+    scenario: Scenario,
+    table_path: str,
+    history: HistoryWriter,
+    storage_faults: StorageFaults | None = None,
+) -> Background:
+    """`storage_faults`: installed in every reader's and batch writer's table storage, as in
+    the driver and the writer tasks (a storage fault reaches every process of the table)."""
     if scenario.engine.sink == "raw_parquet":
         return Background()
     bank = scenario.source.mode == "bank"
@@ -52,5 +60,7 @@ def start_background(scenario: Scenario, table_path: str, history: HistoryWriter
         for i in range(bw.count)
     ]
     for thread in [*readers, *writers]:
+        if storage_faults is not None:
+            storage_faults.install(thread.table.storage)
         thread.start()
     return Background(readers, writers)

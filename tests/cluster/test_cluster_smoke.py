@@ -34,16 +34,19 @@ def test_standalone_smoke_with_a_killed_and_a_skewed_worker_is_valid(tmp_path):
     faults = (
         "faults=[{kind: worker_kill, at_s: 14, target: 'worker:1'},"
         " {kind: clock_skew, at_s: 8, duration_s: 16, target: 'worker:2', offset_ms: 1500},"
-        " {kind: clock_skew, at_s: 8, duration_s: 10, target: 'writer:0', offset_ms: -300}]"
+        " {kind: clock_skew, at_s: 8, duration_s: 10, target: coordinator, offset_ms: -300}]"
     )
     result = _run(tmp_path, "cluster-standalone-smoke", faults)
     assert result["verdict"] == "valid", json.dumps(result, default=str)[:3000]
     killed = [f for f in result["faults"] if f["kind"] == "worker_kill"]
     assert killed and killed[0]["applied"] and killed[0]["evidence"]["pid"]
+    assert killed[0]["evidence"]["worker_after"]["alive"] is False
     assert result["environment"]["backend"] == "standalone"
     _worker_skew(result, 1500)
-    writer = [f for f in result["faults"] if f["target"] == "writer:0"]
-    assert writer and writer[0]["evidence"]["clock_skew_ms"] == -300
+    # A writer task never reads its engine clock (validate refuses writer:N): the
+    # coordinator's does, and records the skew its first reader got.
+    coordinator = [f for f in result["faults"] if f["target"] == "coordinator"]
+    assert coordinator and coordinator[0]["evidence"]["skew_read_ms"] == -300
 
 
 def test_docker_smoke_with_a_paused_and_a_skewed_worker_is_valid(tmp_path, prerequisite):

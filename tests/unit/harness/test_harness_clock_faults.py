@@ -31,15 +31,25 @@ def test_a_writer_task_clock_is_skewed_and_the_evidence_recorded_once(tmp_path: 
     clock = AdjustableClock(SystemClock())
     run_clock = RunClock(t0=time.time() - 12)  # 12 s into the run
     faults = [skew("writer:1", 10, 30, offset_ms=-2000), skew("writer:0", 10, 30, jump_ms=99)]
-    for _ in range(2):  # two tasks of the same writer in one Python worker
-        skew_task_clock(faults, clock, 1, run_clock, history, fired)
+    skew_task_clock(faults, clock, 1, run_clock, history, fired)
     assert clock.skew_ms == -2000
-    recorded = [e for e in read_events(tmp_path / "history") if e["kind"] == "fault"]
+    assert not _faults(tmp_path)  # set, but nothing read the clock yet: not applied
+    for _ in range(2):  # two tasks of the same writer in one Python worker, each reading
+        skew_task_clock(faults, clock, 1, run_clock, history, fired)
+        clock.now_ms()
+    recorded = _faults(tmp_path)
     assert len(recorded) == 1
-    assert recorded[0]["target"] == "writer:1" and recorded[0]["evidence"]["clock_skew_ms"] == -2000
+    evidence = recorded[0]["evidence"]
+    assert recorded[0]["target"] == "writer:1" and evidence["clock_skew_ms"] == -2000
+    assert evidence["skew_read_ms"] == -2000
+    assert evidence["read_ms"] == evidence["true_ms"] - 2000
     # After the window the task's clock is true again.
     skew_task_clock(faults, clock, 1, RunClock(t0=time.time() - 31), history, fired)
     assert clock.skew_ms == 0
+
+
+def _faults(tmp_path: Path) -> list[dict]:
+    return [e for e in read_events(tmp_path / "history") if e["kind"] == "fault"]
 
 
 def _task(t_true: float, skew_s: float, host: str) -> dict:
