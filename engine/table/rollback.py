@@ -10,7 +10,7 @@ from engine.timeline.sequence import (
     COMPLETION_SEQ,
     REQUESTED_SEQ,
     ROLLED_BACK_GENERATED,
-    seq_of,
+    generated_times,
 )
 
 if TYPE_CHECKING:
@@ -55,10 +55,7 @@ def _generated_by(table: Table, target: Instant) -> list[dict[str, Any]]:
         meta = table.timeline.read_metadata(target)
     except (OSError, CorruptInstantError):
         meta = {}  # unnumbered: a checker counts the order evidence as partial
-    out = [{"time": target.requested_time, "seq": seq_of(meta, REQUESTED_SEQ)}]
-    if target.completion_time is not None:
-        out.append({"time": target.completion_time, "seq": seq_of(meta, COMPLETION_SEQ)})
-    return out
+    return generated_times(target, meta)
 
 
 def _finish(table: Table, rb: Instant, target: Instant, plan: dict[str, Any]) -> Instant:

@@ -16,6 +16,7 @@ from typing import Any
 from engine.clock import parse_instant
 from engine.errors import CorruptInstantError, InvalidInstantTimeError
 from engine.storage import Storage
+from engine.timeline.instant import Instant
 from engine.truetime import LastGenerated
 
 TRUETIME_FILE = ".hoodie/.truetime"
@@ -64,3 +65,27 @@ def seq_of(metadata: dict[str, Any], key: str) -> int | None:
     """A recorded sequence number, or None if absent or malformed (older files)."""
     value = metadata.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def generated_times(instant: Instant, metadata: dict[str, Any]) -> list[dict[str, Any]]:
+    """The generations an instant's metadata records, [{kind, time, seq}]: its requested
+    and completion times, and for a rollback those of the instant it removed. seq is None
+    where nothing (readable) was recorded."""
+    out = [
+        {
+            "kind": "requested",
+            "time": instant.requested_time,
+            "seq": seq_of(metadata, REQUESTED_SEQ),
+        }
+    ]
+    if instant.completion_time is not None:
+        seq = seq_of(metadata, COMPLETION_SEQ)
+        out.append({"kind": "completion", "time": instant.completion_time, "seq": seq})
+    removed = metadata.get(ROLLED_BACK_GENERATED)
+    if isinstance(removed, list):
+        out += [
+            {"kind": g.get("kind"), "time": g["time"], "seq": seq_of(g, "seq")}
+            for g in removed
+            if isinstance(g, dict) and isinstance(g.get("time"), str)
+        ]
+    return out

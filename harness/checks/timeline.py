@@ -1,15 +1,22 @@
-"""Timeline: requested and completion times unique and increasing, no completed instant
-referencing a missing file, no instant committed twice or after its rollback, orphan
-files never read.
+"""Timeline: every generated time, requested or completion, strictly greater than every time
+generated before it; no completed instant referencing a missing file; no instant committed
+twice or after its rollback; orphan files never read.
+
+The order of generation is the engine's generation sequence (engine/truetime.py): a number
+taken under the table lock with each generated time and recorded in the instant's files.
+No clock fault moves it and no crash erases it, unlike the processes' clocks or history.
 
 Each instant is a dict: requested, completed (None unless completed), action, state,
-generated_order (order the instants were generated in, by the runner's clock),
-files_exist, missing_files, committed_count, rolled_back, and optionally commit_order
-(order of the commits; without it the completion order is not checked, only uniqueness).
+files_exist, missing_files, committed_count, rolled_back, and generated: the times its
+files record, [{kind: requested | completion, time, seq}] (seq None where no number was
+recorded; a rollback also lists the times of the instant it removed). Without `generated`
+the instant's times count as unnumbered. `last_generated` is the store's final record,
+{"time", "seq"}, or {"error": why it could not be read}, or None if there is none.
 """
 
-import itertools
-from collections import Counter
+from __future__ import annotations
+
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -18,44 +25,99 @@ from harness.checks.result import CheckResult, capped
 NAME = "timeline"
 
 
-def _not_increasing(ordered: list[Mapping[str, Any]], field: str) -> list[dict[str, Any]]:
-    """Adjacent pairs where `field` does not strictly increase."""
-    return [
-        {"previous": prev[field], "instant": cur["requested"], field: cur[field]}
-        for prev, cur in itertools.pairwise(ordered)
-        if not prev[field] < cur[field]
-    ]
-
-
 def _duplicates(values: Iterable[Any]) -> list[dict[str, Any]]:
     return [{"time": v, "count": n} for v, n in Counter(values).items() if n > 1]
 
 
+def _generations(instants: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every generated time once (archived and active copies, a rollback's record of what
+    it removed and that instant itself all name the same generation)."""
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for i in instants:
+        generated = i.get("generated")
+        if generated is None:
+            generated = [{"kind": "requested", "time": i["requested"], "seq": None}]
+            if i.get("completed") is not None:
+                generated.append({"kind": "completion", "time": i["completed"], "seq": None})
+        for g in generated:
+            entry = {"seq": g.get("seq"), "time": g["time"], "kind": g.get("kind")}
+            entry["instant"] = i["requested"]
+            key = (entry["seq"], entry["time"], entry["kind"])
+            seen.setdefault(key, entry)
+    return list(seen.values())
+
+
+def _order(
+    generations: list[dict[str, Any]], last: Mapping[str, Any] | None
+) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    """(times not greater than an earlier-generated time, reasons the order evidence is
+    partial or contradictory, evidence)."""
+    numbered = sorted((g for g in generations if g["seq"] is not None), key=lambda g: g["seq"])
+    unnumbered = [g for g in generations if g["seq"] is None]
+    times_of: dict[int, set[str]] = defaultdict(set)
+    for g in numbered:
+        times_of[g["seq"]].add(g["time"])
+    clashes = [{"seq": s, "times": sorted(t)} for s, t in times_of.items() if len(t) > 1]
+    max_seq = numbered[-1]["seq"] if numbered else None
+
+    partial, contradictory = [], []
+    if not generations:
+        partial.append("no generated times")
+    if unnumbered:
+        partial.append(f"{len(unnumbered)} generated times carry no sequence number")
+    if clashes:
+        contradictory.append(f"{len(clashes)} sequence numbers name more than one time")
+    if last is None:
+        if numbered:
+            partial.append("the generation record (.hoodie/.truetime) is missing")
+    elif last.get("error"):
+        partial.append(f"the generation record is unreadable: {last['error']}")
+    elif last.get("seq") is None:
+        partial.append("the generation record carries no sequence number")
+    elif max_seq is not None and last["seq"] < max_seq:
+        contradictory.append(f"the generation record's count {last['seq']} is below {max_seq}")
+
+    not_increasing = []
+    # A count that restarted (a lost or overwritten record) numbers two eras alike: no
+    # order can be read from it, so it is not judged (unknown, never a false `invalid`).
+    top: dict[str, Any] | None = None  # the largest time generated so far
+    for g in [] if contradictory else numbered:
+        if top is not None and not g["time"] > top["time"]:
+            not_increasing.append({**g, "not_after": top})
+        if top is None or g["time"] > top["time"]:
+            top = g
+    partial += contradictory
+    evidence = {
+        "numbered": len(numbered),
+        "unnumbered": {"count": len(unnumbered), "items": capped(unnumbered)},
+        "sequence_clashes": {"count": len(clashes), "items": capped(clashes)},
+        # Numbers never recorded: generations whose instant file was never written (a
+        # crash or a collision right after generation). Expected, not evidence of a fault.
+        "unrecorded_numbers": (max_seq - len(times_of)) if max_seq is not None else 0,
+        "last_generated": dict(last) if last is not None else None,
+    }
+    return not_increasing, partial, evidence
+
+
 def timeline(
-    instants: Iterable[Mapping[str, Any]], orphans: Mapping[str, Any] | None = None
+    instants: Iterable[Mapping[str, Any]],
+    orphans: Mapping[str, Any] | None = None,
+    last_generated: Mapping[str, Any] | None = None,
 ) -> CheckResult:
     """`orphans`: {"files": [orphan data files left behind], "read": [orphans a read returned]}."""
     instants = list(instants)
     if not instants:
         return CheckResult(NAME, "unknown", {"reason": "no instants on the timeline"})
-    # Instants whose generation or commit was not observed (made inside the engine, e.g.
-    # rollbacks) have no order (None): they count for uniqueness, not for the order checks.
-    by_generation = sorted(
-        (i for i in instants if i.get("generated_order") is not None),
-        key=lambda i: i["generated_order"],
-    )
     completed = [i for i in instants if i.get("state") == "completed"]
     no_time = [i["requested"] for i in completed if i.get("completed") is None]
     timed = [i for i in completed if i.get("completed") is not None]
-    ordered = [i for i in timed if i.get("commit_order") is not None]
-    with_order = bool(ordered)
-    by_commit = sorted(ordered, key=lambda i: i["commit_order"])
+    not_increasing, partial, order_evidence = _order(_generations(instants), last_generated)
 
     violations: dict[str, list[Any]] = {
         "requested_duplicates": _duplicates(i["requested"] for i in instants),
-        "requested_not_increasing": _not_increasing(by_generation, "requested"),
         "completion_duplicates": _duplicates(i["completed"] for i in timed),
-        "completion_not_increasing": _not_increasing(by_commit, "completed"),
+        # In order of generation, a time not above every earlier one (names both times).
+        "not_increasing": not_increasing,
         "completed_without_completion_time": no_time,
         "missing_files": [
             {
@@ -85,10 +147,14 @@ def timeline(
         "instants": len(instants),
         "completed": len(completed),
         "rolled_back": sum(1 for i in instants if i.get("rolled_back")),
-        "commit_order_checked": with_order,
         "orphan_files": len((orphans or {}).get("files", [])),
+        "generation_order": order_evidence,
     }
     for key, found in violations.items():
         evidence[key] = {"count": len(found), "items": capped(found)}
-    bad = any(violations.values())
-    return CheckResult(NAME, "invalid" if bad else "valid", evidence)
+    if any(violations.values()):
+        return CheckResult(NAME, "invalid", evidence)
+    if partial:
+        # No violation among what is numbered, but the order of the rest is not known.
+        return CheckResult(NAME, "unknown", {**evidence, "reason": "; ".join(partial)})
+    return CheckResult(NAME, "valid", evidence)

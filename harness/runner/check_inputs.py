@@ -70,30 +70,21 @@ def _whole_table_check(
 
 
 def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dict[str, Any]]:
-    created = sorted(_of_kind(events, "instant_created"), key=lambda e: e["t"])
-    generated = {e["instant"]: n for n, e in enumerate(created)}
-    commits = sorted(
-        _of_kind(events, "commit") + _of_kind(events, "txn_commit"), key=lambda e: e["t"]
-    )
+    # The order of generation is not taken from events (their wall-clock `t` is what a clock
+    # fault moves, and a killed process loses them): the table's instant files carry each
+    # time's generation sequence number (final.instants[...]["generated"]).
+    commits = _of_kind(events, "commit") + _of_kind(events, "txn_commit")
     committed = Counter(e["instant"] for e in commits)
-    order = {}
-    for n, e in enumerate(commits):
-        order.setdefault(e["instant"], n)
-    out = []
-    for instant in final.instants:
-        requested = instant["requested"]
-        # Instants the engine made itself (rollbacks, compactions) have no event: only
-        # observed generations and commits are judged for order.
-        out.append(
-            {
-                **instant,
-                "generated_order": generated.get(requested),
-                "commit_order": order.get(requested),
-                # The history's commit events, or the table's completed files if more.
-                "committed_count": max(committed.get(requested, 0), instant.get("completions", 0)),
-            }
-        )
-    return out
+    return [
+        {
+            **instant,
+            # The history's commit events, or the table's completed files if more.
+            "committed_count": max(
+                committed.get(instant["requested"], 0), instant.get("completions", 0)
+            ),
+        }
+        for instant in final.instants
+    ]
 
 
 def _isolation_inputs(events, final: FinalState, is_bank: bool):
@@ -172,7 +163,7 @@ def run_checks(
             results.append(CheckResult(name, result.verdict, {**result.evidence, "engine": engine}))
         elif name == "timeline":
             orphans = {"files": final.orphan_files, "read": []}
-            results.append(timeline(_timeline_input(events, final), orphans))
+            results.append(timeline(_timeline_input(events, final), orphans, final.last_generated))
         elif name == "isolation":
             # Reads that saw uncommitted rows are judged too (not only the stable ones).
             unstable = [r for r in reads if r["uncommitted_rows"]]

@@ -9,7 +9,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from engine.errors import CorruptInstantError
 from engine.table import Table
+from engine.timeline.instant import Instant
+from engine.timeline.sequence import StoredLastGenerated, generated_times
 from harness.pipeline.checkpoints import read_checkpoint
 from harness.pipeline.events import SCHEMA
 from harness.runner.rundir import RunPaths
@@ -24,6 +27,8 @@ class FinalState:
     table: Table | None = None  # None for the raw_parquet sink
     instants: list[dict[str, Any]] = field(default_factory=list)
     orphan_files: list[str] = field(default_factory=list)
+    # The generation sequence's final record: {"time", "seq"}, {"error"}, or None if absent.
+    last_generated: dict[str, Any] | None = None
     _rows: pa.Table | None = None
 
     @property
@@ -48,13 +53,35 @@ def _raw_rows(paths: RunPaths) -> pa.Table:
     return ds.dataset(files, schema=SCHEMA, format="parquet").to_table(columns=READ_COLUMNS)
 
 
+def _generated(table: Table, instant: Instant) -> list[dict[str, Any]]:
+    """The times an instant's files record with their generation sequence numbers (None
+    where a file records none or cannot be read: the checker treats that as unknown)."""
+    try:
+        meta = table.timeline.read_metadata(instant)
+    except (OSError, KeyError, CorruptInstantError):
+        meta = {}
+    return generated_times(instant, meta)
+
+
+def _last_generated(table: Table) -> dict[str, Any] | None:
+    try:
+        last = StoredLastGenerated(table.storage).load()
+    except CorruptInstantError as e:
+        return {"error": str(e)}
+    return None if last is None else {"time": last.time, "seq": last.seq}
+
+
 def _timeline_instants(table: Table) -> list[dict[str, Any]]:
     timeline = table.timeline.reload()
     rolled_back = timeline.rolled_back()
     # Two completed files for one requested time: the instant was committed twice.
-    completions = {t: len(v) for t, v in timeline.duplicated_times().items()}
+    duplicated = timeline.duplicated_times()
+    completions = {t: len(v) for t, v in duplicated.items()}
     out = []
     for instant in timeline.instants() + timeline.completed(include_archived=True):
+        generated = _generated(table, instant)
+        for twin in duplicated.get(instant.requested_time, []):
+            generated += _generated(table, twin)  # each completed file was a generation
         missing: list[str] = []
         if instant.is_completed and instant.action != "rollback":
             missing = [
@@ -72,6 +99,7 @@ def _timeline_instants(table: Table) -> list[dict[str, Any]]:
                 "completions": completions.get(
                     instant.requested_time, 1 if instant.is_completed else 0
                 ),
+                "generated": generated,
             }
         )
     # An archived instant can also be listed by the active timeline: keep one of each.
@@ -88,4 +116,5 @@ def read_final_state(scenario: Scenario, paths: RunPaths) -> FinalState:
         table=table,
         instants=_timeline_instants(table),
         orphan_files=[f.name for f in table.orphan_files()],
+        last_generated=_last_generated(table),
     )

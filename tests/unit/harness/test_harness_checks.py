@@ -18,7 +18,6 @@ from harness.checks import (
     exit_code,
     fingerprint,
     isolation,
-    timeline,
     unique_keys,
 )
 
@@ -162,77 +161,6 @@ def test_exactly_once_agrees_with_a_counter_model(
     assert [d["id"] for d in ev["duplicated"]["ids"]] == dups[:20]
     assert ev["phantom"]["ids"] == phantoms[:20]
     assert r.verdict == ("invalid" if lost or partial or dups or phantoms else "valid")
-
-
-# --- timeline -------------------------------------------------------------------------------
-
-
-def instant(n: int, **overrides: Any) -> dict[str, Any]:
-    base = {
-        "requested": f"2026010100000{n:04d}",
-        "completed": f"2026010100001{n:04d}",
-        "action": "commit",
-        "state": "completed",
-        "generated_order": n,
-        "commit_order": n,
-        "files_exist": True,
-        "missing_files": [],
-        "committed_count": 1,
-        "rolled_back": False,
-    }
-    return {**base, **overrides}
-
-
-def test_a_clean_timeline_is_valid() -> None:
-    rolled = instant(3, state="inflight", completed=None, committed_count=0, rolled_back=True)
-    r = timeline([instant(0), instant(1), instant(2), rolled], {"files": ["orphan.parquet"]})
-    assert r.verdict == "valid"
-    assert r.evidence["orphan_files"] == 1 and r.evidence["rolled_back"] == 1
-
-
-def test_requested_times_must_increase_in_generation_order() -> None:
-    skewed = instant(2, requested=instant(0)["requested"])
-    r = timeline([instant(0), instant(1), skewed])
-    assert r.verdict == "invalid"
-    assert r.evidence["requested_not_increasing"]["count"] == 1
-    assert r.evidence["requested_duplicates"]["items"] == [
-        {"time": instant(0)["requested"], "count": 2}
-    ]
-
-
-def test_completion_times_must_increase_in_commit_order() -> None:
-    r = timeline([instant(0, commit_order=1), instant(1, commit_order=0)])
-    assert r.verdict == "invalid"
-    assert r.evidence["completion_not_increasing"]["count"] == 1
-
-
-def test_without_commit_order_only_uniqueness_of_completion_is_checked() -> None:
-    items = [{k: v for k, v in instant(i).items() if k != "commit_order"} for i in (1, 0)]
-    r = timeline(items)
-    assert r.verdict == "valid" and r.evidence["commit_order_checked"] is False
-
-
-@pytest.mark.parametrize(
-    ("bad", "field"),
-    [
-        (instant(1, files_exist=False, missing_files=["fg1/a.parquet"]), "missing_files"),
-        (instant(1, committed_count=2), "committed_twice"),
-        (instant(1, rolled_back=True), "committed_after_rollback"),
-        (instant(1, completed=None), "completed_without_completion_time"),
-    ],
-)
-def test_timeline_violations(bad: dict[str, Any], field: str) -> None:
-    r = timeline([instant(0), bad])
-    assert r.verdict == "invalid" and r.evidence[field]["count"] == 1
-
-
-def test_a_read_orphan_is_invalid() -> None:
-    r = timeline([instant(0)], {"files": ["o.parquet"], "read": ["o.parquet"]})
-    assert r.verdict == "invalid" and r.evidence["orphans_read"]["items"] == ["o.parquet"]
-
-
-def test_an_empty_timeline_is_unknown() -> None:
-    assert timeline([]).verdict == "unknown"
 
 
 # --- unique_keys ----------------------------------------------------------------------------

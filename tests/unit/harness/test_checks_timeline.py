@@ -1,0 +1,151 @@
+"""The timeline check: one order of generation (the engine's sequence numbers) for requested
+and completion times alike; missing or contradictory order evidence is never `valid`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.checks import timeline
+
+
+def _t(n: int) -> str:
+    return f"20260101000000{n:03d}"
+
+
+def instant(n: int, **overrides: Any) -> dict[str, Any]:
+    """Instant n: requested at time/seq 2n+1, completed at time/seq 2n+2."""
+    req, done = 2 * n + 1, 2 * n + 2
+    base = {
+        "requested": _t(req),
+        "completed": _t(done),
+        "action": "commit",
+        "state": "completed",
+        "files_exist": True,
+        "missing_files": [],
+        "committed_count": 1,
+        "rolled_back": False,
+        "generated": [
+            {"kind": "requested", "time": _t(req), "seq": req},
+            {"kind": "completion", "time": _t(done), "seq": done},
+        ],
+    }
+    return {**base, **overrides}
+
+
+def last(seq: int) -> dict[str, Any]:
+    return {"time": _t(seq), "seq": seq}
+
+
+def test_a_clean_timeline_is_valid() -> None:
+    rolled = instant(3, state="inflight", completed=None, committed_count=0, rolled_back=True)
+    rolled["generated"] = rolled["generated"][:1]
+    r = timeline([instant(0), instant(1), instant(2), rolled], {"files": ["o.parquet"]}, last(7))
+    assert r.verdict == "valid", r.evidence
+    assert r.evidence["orphan_files"] == 1 and r.evidence["rolled_back"] == 1
+    assert r.evidence["generation_order"]["numbered"] == 7
+
+
+def test_interleaved_requested_and_completion_times_are_one_sequence() -> None:
+    # Instant 1 is requested (seq 2) before instant 0 completes (seq 3) with a smaller time:
+    # separately both requested and completion times increase; as one sequence they do not.
+    a = instant(0)
+    b = instant(1)
+    a["generated"][1] = {"kind": "completion", "time": _t(2), "seq": 3}
+    b["generated"][0] = {"kind": "requested", "time": _t(3), "seq": 2}
+    r = timeline([a, b], None, last(4))
+    assert r.verdict == "invalid"
+    [v] = r.evidence["not_increasing"]["items"]
+    assert (v["time"], v["seq"], v["kind"]) == (_t(2), 3, "completion")
+    assert (v["not_after"]["time"], v["not_after"]["seq"]) == (_t(3), 2)
+
+
+def test_order_follows_the_sequence_not_the_list_order() -> None:
+    r = timeline([instant(2), instant(0), instant(1)], None, last(6))
+    assert r.verdict == "valid", r.evidence
+
+
+def test_a_time_equal_to_an_earlier_one_is_not_increasing() -> None:
+    b = instant(1)
+    b["generated"][0]["time"] = _t(2)  # the same time as instant 0's completion
+    r = timeline([instant(0), {**b, "requested": _t(2)}], None, last(4))
+    assert r.verdict == "invalid" and r.evidence["not_increasing"]["count"] == 1
+
+
+def test_a_missing_sequence_number_is_unknown_never_valid() -> None:
+    b = instant(1)
+    b["generated"][1]["seq"] = None
+    r = timeline([instant(0), b], None, last(4))
+    assert r.verdict == "unknown" and "no sequence number" in r.evidence["reason"]
+    no_generated = {k: v for k, v in instant(1).items() if k != "generated"}
+    assert timeline([instant(0), no_generated], None, last(4)).verdict == "unknown"
+
+
+def test_missing_numbers_do_not_hide_a_violation() -> None:
+    b = instant(1)
+    b["generated"][0]["time"] = _t(0)  # below instant 0's completion
+    c = instant(2)
+    c["generated"][1]["seq"] = None
+    r = timeline([instant(0), {**b, "requested": _t(0)}, c], None, last(6))
+    assert r.verdict == "invalid" and r.evidence["not_increasing"]["count"] == 1
+
+
+@pytest.mark.parametrize(
+    ("record", "reason"),
+    [
+        ({"error": "corrupt instant file .truetime: not a generation record"}, "unreadable"),
+        (None, "missing"),
+        ({"time": _t(9), "seq": None}, "no sequence number"),
+        (last(2), "below 4"),  # the count went back: the record was reset
+    ],
+)
+def test_a_corrupt_or_inconsistent_generation_record_is_unknown(record, reason) -> None:
+    r = timeline([instant(0), instant(1)], None, record)
+    assert r.verdict == "unknown" and reason in r.evidence["reason"]
+
+
+def test_one_number_for_two_times_is_contradictory() -> None:
+    b = instant(1)
+    b["generated"][0]["seq"] = 2  # the number instant 0's completion has
+    r = timeline([instant(0), b], None, last(4))
+    assert r.verdict == "unknown" and "more than one time" in r.evidence["reason"]
+
+
+def test_a_rollback_keeps_the_order_of_what_it_removed() -> None:
+    rb = instant(2, action="rollback")
+    # The removed instant was requested (seq 4) at a time above the rollback's own.
+    rb["generated"].append({"kind": "requested", "time": _t(99), "seq": 4})
+    r = timeline([instant(0), instant(1, generated=instant(1)["generated"][:1]), rb], None, last(6))
+    assert r.verdict == "invalid"
+    assert [v["time"] for v in r.evidence["not_increasing"]["items"]] == [_t(5), _t(6)]
+
+
+def test_the_same_generation_seen_twice_counts_once() -> None:
+    archived_copy = instant(0)
+    r = timeline([instant(0), archived_copy, instant(1)], None, last(4))
+    assert r.evidence["generation_order"]["numbered"] == 4
+    assert r.evidence["requested_duplicates"]["count"] == 1  # two instants listed, one time
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        (instant(1, files_exist=False, missing_files=["fg1/a.parquet"]), "missing_files"),
+        (instant(1, committed_count=2), "committed_twice"),
+        (instant(1, rolled_back=True), "committed_after_rollback"),
+        (instant(1, completed=None), "completed_without_completion_time"),
+    ],
+)
+def test_timeline_violations(bad: dict[str, Any], field: str) -> None:
+    r = timeline([instant(0), bad], None, last(4))
+    assert r.verdict == "invalid" and r.evidence[field]["count"] == 1
+
+
+def test_a_read_orphan_is_invalid() -> None:
+    r = timeline([instant(0)], {"files": ["o.parquet"], "read": ["o.parquet"]}, last(2))
+    assert r.verdict == "invalid" and r.evidence["orphans_read"]["items"] == ["o.parquet"]
+
+
+def test_an_empty_timeline_is_unknown() -> None:
+    assert timeline([]).verdict == "unknown"
