@@ -38,16 +38,82 @@ class HistoryWriter:
             f.write(line)
 
 
-def read_events(history_dir: str | os.PathLike) -> list[dict[str, Any]]:
-    """All events of a run, oldest first. A torn last line (a killed process) is skipped."""
+class HistoryError(ValueError):
+    """The history has lines that cannot be read: checks that need its events are unknown."""
+
+    def __init__(self, problems: list[str]) -> None:
+        shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
+        super().__init__(f"{len(problems)} unreadable history line(s): {shown}")
+        self.problems = problems
+
+
+# Keys the checkers index for these kinds: an event without them is unreadable evidence.
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "batch": ("batch_id", "start_offset", "end_offset"),
+    "ack": ("checkpoint_id", "action"),
+    "instant_created": ("instant",),
+    "commit": ("instant",),
+    "txn_commit": ("instant",),
+    "read": ("reader", "read_kind"),
+    "read_error": ("reader", "error"),
+}
+
+
+def _problem(event: Any) -> str | None:
+    """What makes a decoded line unusable as an event, or None."""
+    if not isinstance(event, dict):
+        return f"not a JSON object but {type(event).__name__}"
+    t, kind = event.get("t"), event.get("kind")
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        return f"`t` is {t!r}, not a number"
+    if not isinstance(kind, str):
+        return f"`kind` is {kind!r}, not a string"
+    missing = [k for k in REQUIRED.get(kind, ()) if k not in event]
+    return f"{kind} event without {missing}" if missing else None
+
+
+def _read_file(path: Path, events: list[dict[str, Any]], problems: list[str]) -> None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path.name}: unreadable ({type(exc).__name__}: {exc})")
+        return
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line:
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as exc:
+            # Lines are written whole with their newline, so only a last line without one
+            # can be torn (the process was killed mid-write); anything else is corruption.
+            torn = number == len(lines) and line.startswith("{")
+            if not torn:
+                problems.append(f"{path.name}:{number}: not JSON ({exc.msg})")
+            continue
+        problem = _problem(event)
+        if problem:
+            problems.append(f"{path.name}:{number}: {problem}")
+        else:
+            events.append(event)
+
+
+def load_events(history_dir: str | os.PathLike) -> tuple[list[dict[str, Any]], list[str]]:
+    """All readable events of a run, oldest first, and the problems of the rest (`file:line:
+    what`). A torn last line of a file (a killed process) is no problem."""
     events: list[dict[str, Any]] = []
+    problems: list[str] = []
     for path in sorted(Path(history_dir).glob(EVENTS_GLOB)):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
+        _read_file(path, events, problems)
     events.sort(key=lambda e: e["t"])
+    return events, problems
+
+
+def read_events(history_dir: str | os.PathLike) -> list[dict[str, Any]]:
+    """All events of a run, oldest first; HistoryError if any line cannot be read."""
+    events, problems = load_events(history_dir)
+    if problems:
+        raise HistoryError(problems)
     return events
 
 

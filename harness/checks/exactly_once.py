@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from harness.checks.arrays import int_ids
-from harness.checks.result import CheckResult, capped
+from harness.checks.result import CheckResult, capped, fail_closed
 
 NAME = "exactly_once"
 
@@ -163,4 +163,13 @@ def judge(batches: list[dict[str, Any]], summary: IdSummary) -> CheckResult:
         or summary.phantom
         or summary.null_ids
     )
-    return CheckResult(NAME, "invalid" if bad else "valid", evidence)
+    if bad:
+        return CheckResult(NAME, "invalid", evidence)
+    return unless_nothing_certain(evidence, int(sizes[certain].sum()))
+
+
+def unless_nothing_certain(evidence: dict[str, Any], certain_rows: int) -> CheckResult:
+    """valid, or unknown when no batch was certain: all-or-nothing alone holds for an empty
+    table too, so without a row that had to be visible nothing was shown."""
+    why = "no certain batch with rows: nothing had to be visible"
+    return fail_closed(NAME, evidence, [(certain_rows == 0, why)])

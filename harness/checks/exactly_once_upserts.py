@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness.checks.arrays import int_ids
-from harness.checks.exactly_once import NAME, batch_bounds
+from harness.checks.exactly_once import NAME, batch_bounds, unless_nothing_certain
 from harness.checks.result import CheckResult, capped
 
 KeyOf = Callable[[np.ndarray], np.ndarray]  # source offsets -> the keys their events write
@@ -43,7 +43,8 @@ def _compare(
     pos = np.searchsorted(expected_keys, keys)
     known = pos < len(expected_keys)
     known[known] = expected_keys[pos[known]] == keys[known]
-    want = np.where(known, expected_events[np.minimum(pos, len(expected_keys) - 1)], -1)
+    want = np.full(len(keys), -1, np.int64)  # no batch applied yet: every row is a phantom
+    want[known] = expected_events[pos[known]]
     wrong_key = key_of(events) != keys  # an event id the source never produced for this key
     stale = known & ~wrong_key & (events < want)
     phantom = ~known | wrong_key | (events > want)
@@ -88,12 +89,12 @@ def exactly_once_upserts(
 
     keys, null_keys = int_ids(observed_keys)
     events, null_events = int_ids(observed_event_ids)
-    if null_keys or null_events or len(keys) != len(events):
-        return CheckResult(
-            NAME,
-            "invalid",
-            {"null_keys": int(null_keys), "null_event_ids": int(null_events)},
-        )
+    nulls = {"null_keys": int(null_keys), "null_event_ids": int(null_events)}
+    if len(keys) + null_keys != len(events) + null_events:
+        reason = "the key and event id columns have different lengths"
+        return CheckResult(NAME, "unknown", {"reason": reason, **nulls})
+    if null_keys or null_events:
+        return CheckResult(NAME, "invalid", nulls)  # a row without a key or event is a bug
     order = np.argsort(keys, kind="stable")
     keys, events = keys[order], events[order]
     uniq, counts = np.unique(keys, return_counts=True)
@@ -126,5 +127,6 @@ def exactly_once_upserts(
             ),
         },
     }
-    bad = _mismatches(best) or duplicated.any()
-    return CheckResult(NAME, "invalid" if bad else "valid", evidence)
+    if _mismatches(best) or duplicated.any():
+        return CheckResult(NAME, "invalid", evidence)
+    return unless_nothing_certain(evidence, sum(b["end"] - b["start"] for b in certain))

@@ -1,8 +1,12 @@
-"""Isolation: a read never sees uncommitted rows, and a read "as of T" (or an incremental pull
-between completion times) returns the same answer when repeated at the end of the run.
+"""Isolation: a read never returns rows of an instant that had not completed by the read's
+point in time (whether it never completes or completes later: a dirty read either way), and
+a read "as of T" (or an incremental pull between completion times) returns the same answer
+when repeated at the end of the run.
 
-A read is a dict: read_kind, as_of / begin / end, rows, fingerprint (see `fingerprint`),
-uncommitted_rows, reader. Reads are matched to their repeat by (read_kind, as_of, begin, end).
+A read is a dict (docs/history.md, `read`): reader, read_kind, as_of / begin / end, read_at
+(the completion time it read at; None before any completion), rows, fingerprint (see
+`fingerprint`), instants ({requested time: rows}). Reads are matched to their repeat by
+(read_kind, as_of, begin, end); snapshots are not repeated (the table moved on).
 """
 
 from collections.abc import Iterable, Mapping
@@ -12,9 +16,11 @@ import numpy as np
 import pandas as pd
 
 from harness.checks.arrays import as_arrow
-from harness.checks.result import CheckResult, capped
+from harness.checks.failed_reads import failed_reads
+from harness.checks.result import CheckResult, capped, fail_closed
 
 NAME = "isolation"
+_WHERE = ("read_kind", "as_of", "begin", "end")
 
 
 def fingerprint(ids: Any) -> str:
@@ -29,58 +35,92 @@ def fingerprint(ids: Any) -> str:
 
 
 def _key(read: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(read.get(k) for k in ("read_kind", "as_of", "begin", "end"))
+    return tuple(read.get(k) for k in _WHERE)
+
+
+def _judgeable(read: Mapping[str, Any]) -> bool:
+    return "read_at" in read and isinstance(read.get("instants"), Mapping) and "rows" in read
+
+
+def _dirty(read: Mapping[str, Any], completed: Mapping[str, str]) -> dict[str, list[dict]]:
+    """Rows the read returned of instants outside its window: never completed, completed
+    after the read's point in time, or (a pull) completed at or before its begin."""
+    at, begin = read["read_at"], read.get("begin") if read["read_kind"] == "incremental" else None
+    where = {"reader": read.get("reader"), **{k: read.get(k) for k in _WHERE}, "read_at": at}
+    found: dict[str, list[dict]] = {"never": [], "after": [], "before": []}
+    for instant, rows in read["instants"].items():
+        done = completed.get(instant)
+        if done is None:
+            which = "never"
+        elif at is None or done > at:
+            which = "after"
+        elif begin is not None and done <= begin:
+            which = "before"
+        else:
+            continue
+        found[which].append({**where, "instant": instant, "completed": done, "rows": rows})
+    return found
+
+
+def _listed(items: list[Any]) -> dict[str, Any]:
+    return {"count": len(items), "items": capped(items)}
 
 
 def isolation(
-    reads: Iterable[Mapping[str, Any]], repeated: Iterable[Mapping[str, Any]]
+    reads: Iterable[Mapping[str, Any]],
+    repeated: Iterable[Mapping[str, Any]],
+    completed: Mapping[str, str],
+    failed: Iterable[Mapping[str, Any]] = (),
 ) -> CheckResult:
-    reads = list(reads)
-    if not reads:
+    """`reads`: every read made during the run; `repeated`: its as-of reads and pulls made
+    again at the end; `completed`: requested -> completion time of every instant of the
+    final timeline that completed and was not rolled back; `failed`: `read_error` events."""
+    reads, failed = list(reads), list(failed)
+    if not reads and not failed:
         return CheckResult(NAME, "unknown", {"reason": "no reads were recorded during the run"})
+    judged = [r for r in reads if _judgeable(r)]
+    dirty: dict[str, list[dict]] = {"never": [], "after": [], "before": []}
+    for read in judged:
+        for which, items in _dirty(read, completed).items():
+            dirty[which] += items
     final: dict[tuple[Any, ...], Mapping[str, Any]] = {_key(r): r for r in repeated}
-    uncommitted = [r for r in reads if (r.get("uncommitted_rows") or 0) > 0]
     changed, unmatched = [], []
-    for read in reads:
+    for read in judged:
+        if read["read_kind"] == "snapshot":
+            continue
         again = final.get(_key(read))
         if again is None:
-            unmatched.append(_key(read))
-        elif (read.get("rows"), read.get("fingerprint")) != (
-            again.get("rows"),
-            again.get("fingerprint"),
-        ):
+            unmatched.append(list(_key(read)))
+        elif (read["rows"], read.get("fingerprint")) != (again["rows"], again.get("fingerprint")):
             changed.append(
                 {
-                    "read": dict(
-                        zip(("read_kind", "as_of", "begin", "end"), _key(read), strict=True)
-                    ),
+                    "read": dict(zip(_WHERE, _key(read), strict=True)),
                     "reader": read.get("reader"),
-                    "rows_then": read.get("rows"),
-                    "rows_at_end": again.get("rows"),
+                    "rows_then": read["rows"],
+                    "rows_at_end": again["rows"],
                 }
             )
+    failures, failure_reason = failed_reads(reads, failed)
     evidence = {
         "reads": len(reads),
-        "compared": len(reads) - len(unmatched),
-        "uncommitted_seen": {
-            "count": len(uncommitted),
-            "items": capped(
-                {
-                    "reader": r.get("reader"),
-                    "read_kind": r.get("read_kind"),
-                    "as_of": r.get("as_of"),
-                    "uncommitted_rows": r["uncommitted_rows"],
-                }
-                for r in uncommitted
-            ),
-        },
-        "changed": {"count": len(changed), "items": capped(changed)},
-        "not_repeated": {"count": len(unmatched), "items": capped(list(k) for k in unmatched)},
+        "compared": sum(1 for r in judged if r["read_kind"] != "snapshot") - len(unmatched),
+        "uncommitted_seen": _listed(dirty["never"]),
+        "completed_after_read": _listed(dirty["after"]),
+        "pulled_before_begin": _listed(dirty["before"]),
+        "changed": _listed(changed),
+        "not_repeated": _listed(unmatched),
+        "unjudged": _listed(
+            [{k: r.get(k) for k in ("reader", *_WHERE)} for r in reads if not _judgeable(r)]
+        ),
+        "failed_reads": failures,
     }
-    if uncommitted or changed:
-        verdict = "invalid"
-    elif unmatched:
-        verdict = "unknown"  # fail closed: an answer never re-read proves nothing
-    else:
-        verdict = "valid"
-    return CheckResult(NAME, verdict, evidence)
+    if any(dirty.values()) or changed:
+        return CheckResult(NAME, "invalid", evidence)
+    reasons = [
+        (not reads, "every read failed"),
+        (len(judged) < len(reads), "reads without their point in time or instants"),
+        (bool(unmatched), "reads never repeated at the end"),
+        (bool(judged) and not any(r["rows"] for r in judged), "no read returned a row"),
+        (failure_reason is not None, failure_reason),
+    ]
+    return fail_closed(NAME, evidence, reasons)

@@ -28,3 +28,15 @@ def capped(items: Iterable[Any], limit: int = MAX_LISTED) -> list[Any]:
             break
         out.append(item.item() if hasattr(item, "item") else item)  # numpy scalars -> JSON
     return out
+
+
+def fail_closed(
+    name: str, evidence: dict[str, Any], reasons: Iterable[tuple[bool, str | None]]
+) -> CheckResult:
+    """`valid` only if no (hit, why) pair hit: otherwise `unknown`, naming every reason the
+    evidence is missing or proves nothing (DESIGN.md, Evidence rules). Call it once the
+    evidence showed no violation."""
+    found = [why or "unspecified" for hit, why in reasons if hit]
+    if found:
+        return CheckResult(name, "unknown", {"reason": "; ".join(found), **evidence})
+    return CheckResult(name, "valid", evidence)

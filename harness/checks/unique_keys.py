@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.checks.arrays import as_arrow
-from harness.checks.result import MAX_LISTED, CheckResult, capped
+from harness.checks.result import MAX_LISTED, CheckResult, capped, fail_closed
 
 NAME = "unique_keys"
 
@@ -14,7 +14,7 @@ NAME = "unique_keys"
 def unique_keys(keys: Any, file_groups: Any | None = None) -> CheckResult:
     """`file_groups` (same length as `keys`), when given, names where each duplicate lives."""
     keys = as_arrow(keys)
-    counts = pc.value_counts(keys)
+    counts = pc.value_counts(pc.drop_null(keys))  # null keys are counted apart (as on Spark)
     values, multiplicity = counts.field("values"), counts.field("counts")
     dup_mask = pc.greater(multiplicity, 1)
     order = pc.sort_indices(pc.filter(values, dup_mask))  # listed smallest key first
@@ -45,8 +45,15 @@ def unique_keys_result(
         "extra_rows": extra_rows,
         "keys": capped(listed),
     }
-    bad = duplicated_keys > 0 or null_keys > 0
-    return CheckResult(NAME, "invalid" if bad else "valid", evidence)
+    if duplicated_keys > 0 or 0 < null_keys < rows:
+        return CheckResult(NAME, "invalid", evidence)  # a row without a key is a bug too
+    # No key read (an empty table, or a key column that reads as all null): uniqueness
+    # holds vacuously, which proves nothing.
+    reasons = [
+        (rows == 0, "no rows"),
+        (0 < rows == null_keys, "every key is null: the key column was not read"),
+    ]
+    return fail_closed(NAME, evidence, reasons)
 
 
 def _groups_of(keys: pa.Array, file_groups: pa.Array, shown: pa.Array) -> dict[Any, list[Any]]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks import combine_verdicts
+from harness.checks import CheckResult, combine_verdicts
+from harness.checks.result import capped
 from harness.faults.worker_clock import observed_worker_skew
-from harness.history import read_events, read_series
+from harness.history import load_events, read_series
 from harness.metrics import MetricParams, compute_metrics
 from harness.runner.check_inputs import run_checks
 from harness.runner.driver_config import fault_occurrences
@@ -45,6 +46,30 @@ def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+# Checks whose inputs include the history's events (unique_keys reads only the table).
+FROM_EVENTS = {"exactly_once", "timeline", "isolation", "bank"}
+
+
+def _distrust(results: list[CheckResult], problems: list[str]) -> list[CheckResult]:
+    """With history lines that could not be read, the checks that needed the events are
+    unknown: a lost batch or commit event can fake a violation as well as hide one."""
+    if not problems:
+        return results
+    unreadable = {"count": len(problems), "items": capped(problems)}
+    out = []
+    for r in results:
+        if r.name in FROM_EVENTS:
+            reason = "; ".join(
+                x for x in ("history lines could not be read", r.evidence.get("reason")) if x
+            )
+            evidence = {**r.evidence, "reason": reason, "history_problems": unreadable}
+            r = CheckResult(
+                r.name, "unknown", {**evidence, "verdict_from_readable_events": r.verdict}
+            )
+        out.append(r)
+    return out
+
+
 def _faults_not_applied(scenario: Scenario, events: list[dict[str, Any]]) -> list[str]:
     applied = {e.get("label") for e in events if e["kind"] == "fault" and e.get("applied")}
     return [o.label for o in fault_occurrences(scenario) if o.label not in applied]
@@ -53,13 +78,13 @@ def _faults_not_applied(scenario: Scenario, events: list[dict[str, Any]]) -> lis
 def analyse_run(
     scenario: Scenario, paths: RunPaths, run_id: str, variant: str | None, error: str | None
 ) -> dict[str, Any]:
-    events = read_events(paths.history)
+    events, history_problems = load_events(paths.history)
     series = read_series(paths.history)
     checks: dict[str, Any] = {}
     if error is None:
         try:
             final = read_final_state(scenario, paths)
-            results = run_checks(scenario, events, final, paths)
+            results = _distrust(run_checks(scenario, events, final, paths), history_problems)
             checks = {r.name: r.to_dict() for r in results}
         except Exception as exc:  # an unreadable table: the verdict is unknown, not valid
             error = f"checking failed: {type(exc).__name__}: {exc}"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow.compute as pc
@@ -25,7 +27,7 @@ from harness.runner.ground_truth import GroundTruth, expected_batches
 from harness.runner.rundir import RunPaths
 from harness.runner.spark_checks import SPARK_ABOVE_ROWS, SparkCheckJob, run_spark_checks
 from harness.scenario import Scenario
-from harness.workload.reads import perform_read, sweep_reads, uncommitted_rows
+from harness.workload.reads import perform_read, sweep_reads
 
 # Checks that need the engine's timeline and reads (not the raw_parquet ceiling).
 ENGINE_ONLY = {"timeline", "isolation", "bank"}
@@ -88,12 +90,14 @@ def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dic
 
 
 def _isolation_inputs(events, final: FinalState, is_bank: bool):
-    committed = {
-        i["requested"] for i in final.instants if i["state"] == "completed" and not i["rolled_back"]
+    """The run's reads, each as-of read and pull made again on the final table, and the
+    completion time of every instant that completed and was not rolled back."""
+    completed = {
+        i["requested"]: i["completed"]
+        for i in final.instants
+        if i["state"] == "completed" and not i["rolled_back"]
     }
-    reads = []
-    for e in _of_kind(events, "read"):
-        reads.append({**e, "uncommitted_rows": uncommitted_rows(e, committed)})
+    reads = _of_kind(events, "read")
     repeated = []
     seen = set()
     for r in reads:
@@ -111,9 +115,7 @@ def _isolation_inputs(events, final: FinalState, is_bank: bool):
                 bank=is_bank,
             )
         )
-    # Snapshots cannot be repeated (the table moved on); as-of reads and pulls must be stable.
-    stable = [r for r in reads if r["read_kind"] != "snapshot"]
-    return reads, stable, repeated
+    return reads, repeated, completed
 
 
 def check_engine(scenario: Scenario, final: FinalState) -> str:
@@ -149,27 +151,40 @@ def run_checks(
 ) -> list[CheckResult]:
     is_bank = scenario.source.mode == "bank"
     wanted = [c for c in scenario.checks if final.table is not None or c not in ENGINE_ONLY]
-    results: list[CheckResult] = []
-    reads = stable = repeated = None
-    if final.table is not None and ({"isolation", "bank"} & set(wanted)):
-        reads, stable, repeated = _isolation_inputs(events, final, is_bank)
-    # Which batches must be visible: Spark's checkpoint location (see ground_truth).
-    truth = expected_batches(scenario, events, paths.checkpoint)
-    on_spark = _on_spark(scenario, truth, final, paths)
-    for name in wanted:
+    failed_reads = _of_kind(events, "read_error")
+
+    @functools.cache  # shared by the whole-table checks; computed inside their guard
+    def truth_and_spark() -> tuple[GroundTruth, dict[str, CheckResult]]:
+        # Which batches must be visible: Spark's checkpoint location (see ground_truth).
+        truth = expected_batches(scenario, events, paths.checkpoint)
+        return truth, _on_spark(scenario, truth, final, paths)
+
+    def check(name: str) -> CheckResult:
         if name in WHOLE_TABLE:
+            truth, on_spark = truth_and_spark()
             result = on_spark.get(name) or _whole_table_check(name, scenario, truth, final)
             engine = "spark" if name in on_spark else "pyarrow"
-            results.append(CheckResult(name, result.verdict, {**result.evidence, "engine": engine}))
-        elif name == "timeline":
+            return CheckResult(name, result.verdict, {**result.evidence, "engine": engine})
+        if name == "timeline":
             orphans = {"files": final.orphan_files, "read": []}
-            results.append(timeline(_timeline_input(events, final), orphans, final.last_generated))
-        elif name == "isolation":
-            # Reads that saw uncommitted rows are judged too (not only the stable ones).
-            unstable = [r for r in reads if r["uncommitted_rows"]]
-            results.append(isolation(stable + unstable, repeated))
-        elif name == "bank":
+            return timeline(_timeline_input(events, final), orphans, final.last_generated)
+        if name == "isolation":
+            reads, repeated, completed = _isolation_inputs(events, final, is_bank)
+            return isolation(reads, repeated, completed, failed_reads)
+        if name == "bank":
             sweep = sweep_reads(final.table, random.Random(scenario.seed))
             accounts = scenario.source.accounts
-            results.append(bank([*reads, *sweep], accounts * OPENING_BALANCE, accounts))
-    return results
+            reads = [*_of_kind(events, "read"), *sweep]
+            return bank(reads, accounts * OPENING_BALANCE, accounts, failed_reads)
+        raise ValueError(f"no checker named {name!r}")
+
+    return [guarded(name, check) for name in wanted]
+
+
+def guarded(name: str, check: Callable[[str], CheckResult]) -> CheckResult:
+    """check(name), or `unknown` with the error if it raised: one failing check (an
+    unreadable input, a bug) leaves the other checks their verdicts."""
+    try:
+        return check(name)
+    except Exception as exc:
+        return CheckResult(name, "unknown", {"error": f"{type(exc).__name__}: {exc}"})

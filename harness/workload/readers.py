@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from engine.table import Table
 from harness.history import HistoryWriter
@@ -28,38 +30,57 @@ class ReaderThread(threading.Thread):
         self.bank = bank
         self.rng = random.Random(seed * 1000 + reader_id)
         self.stop_event = threading.Event()
-        self.errors: list[str] = []
         self._pulled_to: str | None = None
 
-    def _record(self, **read) -> None:
-        self.history.record("read", reader=self.reader, **read)
+    def _attempt(self, read_kind: str | None, read: Callable[[], Any], **where: Any) -> bool:
+        """One read, recorded as a `read` event, or as a `read_error` if it raised: a failed
+        read is evidence (counted by the checks), not a crash of the run."""
+        try:
+            record = read()
+        except Exception as exc:
+            self.history.record(
+                "read_error",
+                reader=self.reader,
+                read_kind=read_kind,
+                error=f"{type(exc).__name__}: {exc}",
+                **where,
+            )
+            return False
+        if record is not None:
+            self.history.record("read", reader=self.reader, **record)
+        return True
 
     def read_once(self) -> None:
-        table = self.table.reload()
-        self._record(**perform_read(table, "snapshot", bank=self.bank))
+        table = self.table
+        snapshot = self._attempt(
+            "snapshot", lambda: perform_read(table.reload(), "snapshot", bank=self.bank)
+        )
+        if not snapshot:
+            return
         completed = [
             i.completion_time
             for i in table.timeline.completed(include_archived=True)
             if i.action != "rollback"
         ]
-        if completed:
-            as_of = self.rng.choice(completed)
-            self._record(**perform_read(table, "as_of", as_of=as_of, bank=self.bank))
-            end = completed[-1]
-            if end != self._pulled_to:
-                pull = perform_read(
-                    table, "incremental", begin=self._pulled_to, end=end, bank=self.bank
-                )
-                self._record(**pull)
+        if not completed:
+            return
+        as_of = self.rng.choice(completed)
+        self._attempt(
+            "as_of", lambda: perform_read(table, "as_of", as_of=as_of, bank=self.bank), as_of=as_of
+        )
+        begin, end = self._pulled_to, completed[-1]
+        if end != begin:
+
+            def pull() -> dict[str, Any]:
+                return perform_read(table, "incremental", begin=begin, end=end, bank=self.bank)
+
+            if self._attempt("incremental", pull, begin=begin, end=end):
                 self._pulled_to = end
 
     def run(self) -> None:
         while not self.stop_event.wait(self.every_s):
-            try:
-                self.read_once()
-            except Exception as exc:  # a failed read is evidence, not a crash of the run
-                self.errors.append(f"{type(exc).__name__}: {exc}")
-                self.history.record("read_error", reader=self.reader, error=str(exc))
+            # Anything read_once does not attribute to one read (no read kind) still counts.
+            self._attempt(None, self.read_once)
 
     def stop(self) -> None:
         self.stop_event.set()

@@ -50,9 +50,11 @@ def perform_read(
         "as_of": as_of,
         "begin": begin,
         "end": end,
+        "read_at": _point_in_time(table, as_of if read_kind == "as_of" else end),
         "rows": rows.num_rows,
         "fingerprint": fingerprint(rows.column("id")),
-        # Rows per instant the read returned: checked against the final timeline.
+        # Rows per instant (requested time) the read returned: checked against the final
+        # timeline (did the instant complete, and by the read's point in time?).
         "instants": {
             item["values"]: item["counts"]
             for item in pc.value_counts(rows.column(COMMIT_TIME)).to_pylist()
@@ -63,9 +65,14 @@ def perform_read(
     return record
 
 
-def uncommitted_rows(read: dict[str, Any], committed: set[str]) -> int:
-    """Rows the read returned from instants that never completed (or were rolled back)."""
-    return sum(n for instant, n in read.get("instants", {}).items() if instant not in committed)
+def _point_in_time(table: Table, bound: str | None) -> str | None:
+    """The completion time the read saw the table at: the latest completion time of the
+    timeline the read just loaded (no reload in between), or the read's own bound if that
+    is earlier. Rows of an instant that completed later must not be in the answer."""
+    latest = table.timeline.last_completion_time()
+    if bound is None or latest is None:
+        return latest
+    return min(bound, latest)
 
 
 def sweep_reads(table: Table, rng: random.Random, points: int = SWEEP_POINTS) -> list[dict]:

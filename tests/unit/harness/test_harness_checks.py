@@ -160,7 +160,10 @@ def test_exactly_once_agrees_with_a_counter_model(
     assert [b["batch_id"] for b in ev["partial_batches"]["batches"]] == partial
     assert [d["id"] for d in ev["duplicated"]["ids"]] == dups[:20]
     assert ev["phantom"]["ids"] == phantoms[:20]
-    assert r.verdict == ("invalid" if lost or partial or dups or phantoms else "valid")
+    # Nothing certain proves nothing unless a violation shows anyway (fail closed).
+    unproven = not any(b["certain"] for b in expected)
+    want = "invalid" if lost or partial or dups or phantoms else "unknown" if unproven else "valid"
+    assert r.verdict == want
 
 
 # --- unique_keys ----------------------------------------------------------------------------
@@ -210,13 +213,17 @@ def test_bank_without_reads_is_unknown() -> None:
 # --- isolation ------------------------------------------------------------------------------
 
 
+COMPLETED = {"i1": "t1", "i2": "t2"}  # requested time -> completion time
+
+
 def read(as_of: str, ids: list[int], **extra: Any) -> dict[str, Any]:
     return {
         "read_kind": "as_of",
         "as_of": as_of,
+        "read_at": as_of,
         "rows": len(ids),
         "fingerprint": fingerprint(ids),
-        "uncommitted_rows": 0,
+        "instants": {"i1": len(ids)} if ids else {},
         **extra,
     }
 
@@ -229,11 +236,12 @@ def test_fingerprint_ignores_order_but_not_multiplicity() -> None:
 
 def test_isolation_valid_when_repeated_reads_agree() -> None:
     during = [read("t1", [1, 2]), read("t2", [1, 2, 3])]
-    assert isolation(during, [read("t2", [3, 2, 1]), read("t1", [2, 1])]).verdict == "valid"
+    repeated = [read("t2", [3, 2, 1]), read("t1", [2, 1])]
+    assert isolation(during, repeated, COMPLETED).verdict == "valid"
 
 
 def test_isolation_invalid_when_an_as_of_answer_changes() -> None:
-    r = isolation([read("t1", [1, 2], reader="reader:0")], [read("t1", [1, 2, 4])])
+    r = isolation([read("t1", [1, 2], reader="reader:0")], [read("t1", [1, 2, 4])], COMPLETED)
     assert r.verdict == "invalid"
     assert r.evidence["changed"]["items"] == [
         {
@@ -246,14 +254,15 @@ def test_isolation_invalid_when_an_as_of_answer_changes() -> None:
 
 
 def test_isolation_invalid_when_uncommitted_rows_are_seen() -> None:
-    r = isolation([read("t1", [1], uncommitted_rows=4)], [read("t1", [1])])
+    dirty = read("t1", [1], instants={"i1": 1, "i9": 4})  # i9 never completed
+    r = isolation([dirty], [dirty], COMPLETED)
     assert r.verdict == "invalid" and r.evidence["uncommitted_seen"]["count"] == 1
 
 
 def test_isolation_unknown_when_a_read_was_never_repeated() -> None:
-    r = isolation([read("t1", [1]), read("t2", [1])], [read("t1", [1])])
+    r = isolation([read("t1", [1]), read("t2", [1])], [read("t1", [1])], COMPLETED)
     assert r.verdict == "unknown" and r.evidence["not_repeated"]["count"] == 1
-    assert isolation([], []).verdict == "unknown"
+    assert isolation([], [], COMPLETED).verdict == "unknown"
 
 
 # --- verdicts -------------------------------------------------------------------------------
