@@ -210,20 +210,18 @@ def cluster(
 def _print_comparison(variants: list[str], table: list[dict]) -> None:
     from rich.table import Table as RichTable
 
-    grid = RichTable(title=f"A = {variants[0]}, B = {variants[1]}")
-    for column in ("metric", "A", "B", "delta %", "p", "verdict"):
+    from reports.tables import delta_with_interval, fmt
+
+    grid = RichTable(title=f"A = {variants[0]}, B = {variants[1]} (medians of the runs)")
+    for column in ("metric", "A", "B", "delta % [95% interval]", "q (BH)", "verdict"):
         grid.add_column(column)
     for row in table:
-
-        def fmt(x):
-            return "-" if x is None else f"{x:,.3g}" if isinstance(x, float) else str(x)
-
         grid.add_row(
             row["metric"],
             fmt(row.get("a")),
             fmt(row.get("b")),
-            fmt(row.get("delta_pct")),
-            fmt(row.get("p_value")),
+            delta_with_interval(row),
+            fmt(row.get("q_value")),
             str(row.get("verdict")),
         )
     out.print(grid)

@@ -11,7 +11,7 @@ from typing import Any
 from reports import plot_compare
 from reports.rundata import RunData, load_run
 from reports.svg import chart
-from reports.tables import fmt
+from reports.tables import delta_with_interval, fmt
 from reports.templating import render
 from reports.timeline import Timeline, build_timeline
 
@@ -20,8 +20,7 @@ COLUMNS = {
     "metric": ("metric", "name"),
     "a": ("a", "A"),
     "b": ("b", "B"),
-    "delta_pct": ("delta_pct", "delta%"),
-    "p_value": ("p_value", "p"),
+    "q_value": ("q_value", "q", "p_value", "p"),
     "verdict": ("verdict",),
 }
 
@@ -31,8 +30,8 @@ class Row:
     metric: str
     a: str
     b: str
-    delta_pct: str
-    p_value: str
+    delta: str  # delta% with its interval (reports.tables.delta_with_interval)
+    q_value: str  # the bootstrap p-value adjusted across metrics (Benjamini-Hochberg)
     verdict: str
 
 
@@ -40,14 +39,13 @@ def _row(raw: Mapping[str, Any]) -> Row:
     def pick(column: str) -> Any:
         return next((raw[k] for k in COLUMNS[column] if k in raw), None)
 
-    delta = pick("delta_pct")
-    p = pick("p_value")
+    q = pick("q_value")
     return Row(
         metric=str(pick("metric") or "?"),
         a=fmt(pick("a")),
         b=fmt(pick("b")),
-        delta_pct="-" if delta is None else f"{float(delta):+.1f}%",
-        p_value="-" if p is None else f"{float(p):.3g}",
+        delta=delta_with_interval({**raw, "a": pick("a")}),
+        q_value="-" if q is None else f"{float(q):.3g}",
         verdict=str(pick("verdict") or "same"),
     )
 
@@ -96,6 +94,13 @@ def render_comparison(
         "suspect": [r for rs in runs.values() for r in rs if r.verdict != "valid"],
         "forced": [r for rs in runs.values() for r in rs if r.instant_mode_forced],
         "charts": [
+            chart(
+                "delta% with its interval, every metric",
+                lambda: plot_compare.deltas_svg(table),
+                "No metric has an interval (one pair of runs, or none).",
+                "Green: better, red: worse, grey: the same (the interval reaches zero, the "
+                "change is under 5%, or it does not survive the false-discovery control).",
+            ),
             chart(
                 "Throughput over time, every run",
                 lambda: plot_compare.throughput_overlay_svg(timelines),

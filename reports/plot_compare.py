@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
 from matplotlib.lines import Line2D
 
-from reports.svg import new_figure, to_svg, warmup_span
+from reports.svg import WIDTH_IN, new_figure, to_svg, warmup_span
 from reports.timeline import Timeline
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
@@ -58,7 +62,8 @@ def blocked_overlay_svg(by_variant: dict[str, list[Timeline]]) -> str | None:
 def throughput_box_svg(by_variant: dict[str, list[Timeline]]) -> str | None:
     """Per-second throughput of the measured seconds of all runs of a variant, pooled."""
     samples = {
-        v: [x for tl in tls for x in tl.measured["rows_per_s"]] for v, tls in by_variant.items()
+        v: [x for tl in tls for x in tl.measured["rows_per_s"] if np.isfinite(x)]
+        for v, tls in by_variant.items()
     }
     samples = {v: xs for v, xs in samples.items() if xs}
     if not samples:
@@ -78,4 +83,35 @@ def throughput_box_svg(by_variant: dict[str, list[Timeline]]) -> str | None:
     ax.invert_yaxis()
     ax.set_xlabel("rows made visible per second (measured seconds; whiskers p1-p99)")
     ax.set_xlim(left=0)
+    return to_svg(fig)
+
+
+VERDICT_COLOURS = {"better": "#2ca02c", "worse": "#d62728", "same": "#7f7f7f"}
+
+
+def deltas_svg(table: list[Mapping[str, Any]]) -> str | None:
+    """delta% of B against A with its interval, one line per metric, coloured by verdict;
+    metrics without a relative interval (A of 0, one pair) are left out."""
+    rows = [
+        r
+        for r in table
+        if r.get("delta_pct") is not None and None not in (r.get("ci_pct") or [None])
+    ]
+    if not rows:
+        return None
+    fig, ax = new_figure(0.6 + 0.28 * len(rows))
+    fig.subplots_adjust(left=2.4 / WIDTH_IN)  # room for the metric names
+    y = np.arange(len(rows))
+    for i, r in enumerate(rows):
+        low, high = r["ci_pct"]
+        colour = VERDICT_COLOURS.get(str(r.get("verdict")), VERDICT_COLOURS["same"])
+        ax.plot([low, high], [i, i], color=colour, lw=2.5, solid_capstyle="butt")
+        ax.plot([r["delta_pct"]], [i], "o", color=colour, ms=4)
+    for edge in (-5.0, 5.0):
+        ax.axvline(edge, color="#999", ls=":", lw=1)
+    ax.axvline(0.0, color="#333", lw=1)
+    ax.set_yticks(y, [str(r.get("metric")) for r in rows], fontsize=7.5)
+    ax.invert_yaxis()
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("delta % of B against A (95% interval; dotted: the ±5% a verdict needs)")
     return to_svg(fig)

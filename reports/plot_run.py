@@ -69,12 +69,29 @@ def throughput_svg(tl: Timeline, metrics: dict[str, Any]) -> str | None:
         return None
     fig, ax = new_figure(3.2)
     _step(ax, frame["start_s"].to_numpy(), frame["rows_per_s"].to_numpy(), "#1f77b4")
+    top = float(np.nanmax(frame["rows_per_s"], initial=1.0))
+    if "ingest_rows_per_s" in frame and frame["ingest_rows_per_s"].any():
+        # What the writers wrote, beside what became visible: a gap between them is data
+        # written but not committed yet.
+        ingest = frame["ingest_rows_per_s"].to_numpy()
+        edges = np.append(frame["start_s"].to_numpy(), frame["start_s"].iloc[-1] + 1.0)
+        ax.step(
+            edges,
+            np.append(ingest, ingest[-1]),
+            where="post",
+            color="#8c564b",
+            lw=1,
+            ls="--",
+            label="written by the writers",
+        )
+        top = max(top, float(np.nanmax(ingest, initial=1.0)))
     p50 = (metrics.get("throughput_rows_per_s") or {}).get("p50")
     if p50:
-        ax.axhline(p50, color="#333", ls=":", lw=1, label=f"p50 (measured) {p50:,.0f}")
+        ax.axhline(p50, color="#333", ls=":", lw=1, label=f"p50 visible (measured) {p50:,.0f}")
+    if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="lower right", fontsize=8)
-    ax.set_ylabel("rows made visible / s")
-    ax.set_ylim(bottom=0, top=max(float(frame["rows_per_s"].max()), 1.0) * 1.3)
+    ax.set_ylabel("rows / s")
+    ax.set_ylim(bottom=0, top=top * 1.3)
     shade(ax, tl, labels=True)
     return to_svg(fig)
 

@@ -21,8 +21,10 @@ from reports.templating import render
 from reports.timeline import Timeline, build_timeline
 
 CAPTIONS = {
-    "throughput": "Rows made visible (committed) per second. Grey band: warm-up, excluded "
-    "from the metrics. Red band: a fault window; dashed red line: an instantaneous fault.",
+    "throughput": "Filled: rows made visible (committed) per second, each commit's rows spread "
+    "over the time since the previous commit (at most one checkpoint interval). Dashed: rows "
+    "the writer tasks wrote per second (ingest rate). Grey band: warm-up, excluded from the "
+    "metrics. Red band: a fault window; dashed red line: an instantaneous fault.",
     "freshness": "Now minus the event time of the newest visible row, at the end of each second.",
     "blocked": "Milliseconds per second that writers (summed) waited for an instant or for "
     "earlier commits.",

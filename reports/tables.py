@@ -19,6 +19,8 @@ KEY_METRICS = [
     "throughput_rows_per_s.p50",
     "throughput_rows_per_s.cv",
     "throughput_rows_per_s.floor_ratio",
+    "ingest_rows_per_s.mean",
+    "ingest_rows_per_s.cv",
     "stalls.count",
     "stalls.longest_s",
     "writer_blocked_ms_per_s.mean",
@@ -28,6 +30,7 @@ KEY_METRICS = [
     "backlog_rows.slope",
 ]
 SHORT_EVIDENCE_CHARS = 160
+OPEN_END = "…"  # an interval bound that is unbounded (B against an A of 0 in a resample)
 
 
 def fmt(value: Any) -> str:
@@ -45,6 +48,28 @@ def fmt(value: Any) -> str:
     if isinstance(value, list | dict):
         return json.dumps(value, default=str)
     return str(value)
+
+
+def _signed(value: Any, unit: str = "") -> str:
+    return OPEN_END if value is None else f"{float(value):+.1f}{unit}"
+
+
+def delta_with_interval(row: Mapping[str, Any]) -> str:
+    """`-99.5% [-99.7, -99.2]`: delta% of B against A with its interval; from an A of 0,
+    the difference itself (`+3.2 [+1.0, +5.5] from 0`). Rows without an interval (one
+    pair, or a table from before intervals) show the delta alone."""
+    delta = row.get("delta_pct", row.get("delta%"))
+    low, high = (row.get("ci_pct") or [None, None])[:2]
+    if delta is not None and row.get("a") != 0:
+        if low is None and high is None:
+            return _signed(delta, "%")
+        return f"{_signed(delta, '%')} [{_signed(low)}, {_signed(high)}]"
+    diff = row.get("diff")
+    if diff is None:
+        return "-"
+    low, high = (row.get("ci_diff") or [None, None])[:2]
+    interval = "" if low is None and high is None else f" [{fmt(low)}, {fmt(high)}]"
+    return f"{float(diff):+.4g}{interval} from 0"
 
 
 def flatten(tree: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:

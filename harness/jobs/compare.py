@@ -1,26 +1,23 @@
-"""`instantbench compare`: interleaved repetitions of each variant, then a paired table
-of metric / A / B / delta% / Mann-Whitney U p-value / verdict."""
+"""`instantbench compare`: interleaved repetitions of two variants (A, B, A, B, ...), then a
+paired table of metric / A / B / delta% with its interval / verdict
+(harness.metrics.compare: hierarchical block bootstrap, Benjamini-Hochberg)."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.metrics import DIRECTIONS, compare_runs
+from harness.history import read_events
+from harness.metrics import CompareParams, MetricParams, RunSamples, compare_runs, run_samples
 from harness.runner.run import RunOutcome, run_scenario
-from harness.scenario import Scenario, expand_matrix, validate_scenario
-
-# Smoothness per checkpoint interval (see harness/runner/analysis.py) is judged too.
-COMPARE_DIRECTIONS = {
-    **DIRECTIONS,
-    "throughput_per_checkpoint_rows_per_s.cv": "lower",
-    "throughput_per_checkpoint_rows_per_s.floor_ratio": "higher",
-    "throughput_per_checkpoint_rows_per_s.p5": "higher",
-}
+from harness.scenario import Scenario, ScenarioError, expand_matrix, validate_scenario
+from harness.scenario.errors import Problem
+from harness.scenario.keys import DottedKeyError
+from harness.scenario.overrides import parse_axis
 
 
 @dataclass
@@ -37,10 +34,27 @@ class Comparison:
 
 def with_axis(scenario: Scenario, axis: str) -> Scenario:
     """`--axis KEY=V1,V2` replaces the scenario's matrix with that one axis."""
-    key, _, values = axis.partition("=")
+    try:
+        key, values = parse_axis(axis)
+    except DottedKeyError as exc:
+        raise ScenarioError(f"--axis {axis}", [Problem(exc.key, exc.message)]) from None
     raw = scenario.model_dump(mode="json")
-    raw["matrix"] = {key.strip(): [v.strip() for v in values.split(",") if v.strip()]}
+    raw["matrix"] = {key: values}
     return validate_scenario(raw, f"--axis {axis}")
+
+
+def outcome_samples(outcome: RunOutcome, scenario: Scenario) -> RunSamples:
+    """The run's per-second samples from its history; a run without a usable history
+    (it failed early) has none, so every metric of its pair is left out."""
+    params = MetricParams(checkpoint_interval_s=scenario.engine.checkpoint_interval_s)
+    try:
+        return run_samples(read_events(outcome.paths.history), params)
+    except Exception:  # no run_start, unreadable lines: nothing to resample
+        return RunSamples(0, {})
+
+
+def table_rows(stats: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"metric": key, **value} for key, value in stats.items()]
 
 
 def run_comparison(
@@ -49,6 +63,7 @@ def run_comparison(
     repeat: int | None = None,
     quiet: bool = False,
     on_run: Callable[[RunOutcome], None] | None = None,
+    params: CompareParams | None = None,
 ) -> Comparison:
     variants = expand_matrix(scenario)
     if len(variants) != 2:
@@ -59,21 +74,19 @@ def run_comparison(
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     comparison = Comparison(out / f"{scenario.name}-compare-{stamp}", [v for v, _ in variants])
     comparison.runs = {name: [] for name, _ in variants}
+    samples: dict[str, list[RunSamples]] = {name: [] for name, _ in variants}
     runs_dir = comparison.out_dir / "runs"
-    # Interleave A, B, A, B, ...: drift of the machine over time hits both alike.
+    # Interleave A, B, A, B, ...: drift of the machine over time hits both alike, and each
+    # A run has a B run next to it to be paired with.
     for _ in range(repeat or scenario.repeat):
         for name, resolved in variants:
             outcome = run_scenario(resolved, runs_dir, name, quiet)
             comparison.runs[name].append(outcome)
+            samples[name].append(outcome_samples(outcome, resolved))
             if on_run is not None:
                 on_run(outcome)
     a, b = comparison.variants
-    stats = compare_runs(
-        [o.result["metrics"] for o in comparison.runs[a]],
-        [o.result["metrics"] for o in comparison.runs[b]],
-        COMPARE_DIRECTIONS,
-    )
-    comparison.table = [{"metric": key, **value} for key, value in stats.items()]
+    comparison.table = table_rows(compare_runs(samples[a], samples[b], params=params))
     (comparison.out_dir / "compare.json").write_text(
         json.dumps(
             {
@@ -83,6 +96,11 @@ def run_comparison(
                     v: [str(o.paths.root) for o in outs] for v, outs in comparison.runs.items()
                 },
                 "verdicts": {v: [o.verdict for o in outs] for v, outs in comparison.runs.items()},
+                "statistics": {
+                    **asdict(params or CompareParams()),
+                    "interval": "hierarchical bootstrap: pairs, then circular blocks of seconds",
+                    "fdr": "Benjamini-Hochberg",
+                },
                 "table": comparison.table,
             },
             indent=2,

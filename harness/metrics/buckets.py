@@ -37,20 +37,26 @@ class Buckets:
         keep = k >= 0
         return np.bincount(k[keep], weights=np.asarray(values, float)[keep], minlength=len(self))
 
-    def overlap(self, begins: np.ndarray, ends: np.ndarray) -> np.ndarray:
-        """Seconds of the intervals [begin, end) that fall in each bucket, summed.
+    def overlap(
+        self, begins: np.ndarray, ends: np.ndarray, weights: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Seconds of the intervals [begin, end) that fall in each bucket, summed (each
+        interval's seconds times its weight, when weights are given: a rate spread over it).
 
-        F(x) = total interval time before x = sum over begun intervals of (x - begin) minus
-        sum over ended ones of (x - end); evaluated at the bucket edges with sorted cumulative
-        sums, so it is O((intervals + buckets) log intervals), not intervals x buckets.
+        F(x) = weighted interval time before x = sum over begun intervals of w (x - begin)
+        minus sum over ended ones of w (x - end); evaluated at the bucket edges with sorted
+        cumulative sums, so it is O((intervals + buckets) log intervals), not intervals x buckets.
         """
         edges = np.append(self.starts, self.ends[-1:]) if len(self) else np.empty(0)
+        w = np.ones(len(begins)) if weights is None else np.asarray(weights, float)
 
         def covered_before(points: np.ndarray) -> np.ndarray:
-            order = np.sort(np.asarray(points, float))
-            cum = np.concatenate([[0.0], np.cumsum(order)])
-            n = np.searchsorted(order, edges, side="right")
-            return n * edges - cum[n]
+            order = np.argsort(np.asarray(points, float), kind="stable")
+            sorted_points, sorted_w = np.asarray(points, float)[order], w[order]
+            cum_w = np.concatenate([[0.0], np.cumsum(sorted_w)])
+            cum_wp = np.concatenate([[0.0], np.cumsum(sorted_w * sorted_points)])
+            n = np.searchsorted(sorted_points, edges, side="right")
+            return cum_w[n] * edges - cum_wp[n]
 
         f = covered_before(begins) - covered_before(ends)
         return np.diff(f)

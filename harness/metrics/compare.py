@@ -1,16 +1,35 @@
-"""A/B comparison of one metric over repeated runs: delta% and a Mann-Whitney U p-value."""
+"""A/B comparison over paired repetitions: delta% with a hierarchical block-bootstrap
+interval, and a verdict with the false-discovery rate controlled across metrics.
 
+The statistic of a metric in one run is taken over that run's per-second samples
+(harness.metrics.samples); a variant's value is the median of its runs. One bootstrap
+replicate draws the pairs with replacement (A and B of a pair together, so what drifted
+between pairs cancels), then redraws the seconds of each drawn run by a circular block
+bootstrap (harness.metrics.resample), and takes delta% = (B* - A*) / |A*| of the medians.
+So the interval holds both the noise inside the runs and the spread across them.
+
+Verdict: better/worse only when the interval excludes zero, |delta| >= min_delta_pct and
+the bootstrap p-value, adjusted across all compared metrics by Benjamini-Hochberg, is
+below alpha. Otherwise 'same'.
+"""
+
+import warnings
+import zlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy.stats import mannwhitneyu
+from scipy.stats import false_discovery_control
 
+from harness.metrics.resample import STATISTICS, Weighted, block_counts
+from harness.metrics.samples import RunSamples
 from harness.metrics.stats import num
 
 Direction = Literal["higher", "lower"]
 
-# Which way is good for the headline metrics (dotted paths into result.json `metrics`).
+# Which way is good, for every metric anything judges (dotted paths into result.json
+# `metrics`): comparisons, and the nightly regression detector. The one place it is said.
 DIRECTIONS: dict[str, Direction] = {
     "rows_committed": "higher",
     "throughput_rows_per_s.mean": "higher",
@@ -19,61 +38,211 @@ DIRECTIONS: dict[str, Direction] = {
     "throughput_rows_per_s.p50": "higher",
     "throughput_rows_per_s.cv": "lower",
     "throughput_rows_per_s.floor_ratio": "higher",
+    "ingest_rows_per_s.mean": "higher",
+    "ingest_rows_per_s.cv": "lower",
     "stalls.count": "lower",
     "stalls.total_s": "lower",
     "stalls.longest_s": "lower",
     "writer_blocked_ms_per_s.mean": "lower",
     "writer_blocked_ms_per_s.p99": "lower",
+    "instant_request_ms.p50": "lower",
     "instant_request_ms.p99": "lower",
+    "commit_latency_ms.p50": "lower",
     "commit_latency_ms.p99": "lower",
     "commit_cadence_s.jitter": "lower",
+    "freshness_s.mean": "lower",
     "freshness_s.p99": "lower",
     "freshness_s.max": "lower",
     "pending_instants.max": "lower",
     "backlog_rows.max": "lower",
 }
 
+# What a comparison resamples for each metric: (samples source, statistic).
+# - Per-second series: x_i (throughput, stalls), the writers' ingest rate, writer blocked
+#   ms, and freshness at the end of each second (freshness_s.p99 is the p99 of the
+#   resampled seconds' freshness).
+# - Per-event values: instant_request_ms.p99 is the p99 of the requests that ended in the
+#   resampled seconds (a second drawn twice brings its requests twice); the same for
+#   commit latencies and for the gaps between commits (cadence jitter = p99 / p50).
+# Not compared: maxima (a resample never exceeds the run's maximum, so its interval says
+# nothing), stall counts and longest stalls (block joins cut and glue runs of seconds),
+# rows_committed (the mean rate says the same), backlog and pending instants (sampled by
+# the runner; their per-second values are a cumulative state, not a rate).
+COMPARED: dict[str, tuple[str, str]] = {
+    "throughput_rows_per_s.mean": ("rows_per_s", "mean"),
+    "throughput_rows_per_s.p5": ("rows_per_s", "p5"),
+    "throughput_rows_per_s.p50": ("rows_per_s", "p50"),
+    "throughput_rows_per_s.cv": ("rows_per_s", "cv"),
+    "throughput_rows_per_s.floor_ratio": ("rows_per_s", "floor_ratio"),
+    "stalls.total_s": ("rows_per_s", "stall_s"),
+    "ingest_rows_per_s.mean": ("ingest_rows_per_s", "mean"),
+    "ingest_rows_per_s.cv": ("ingest_rows_per_s", "cv"),
+    "writer_blocked_ms_per_s.mean": ("writer_blocked_ms_per_s", "mean"),
+    "writer_blocked_ms_per_s.p99": ("writer_blocked_ms_per_s", "p99"),
+    "instant_request_ms.p99": ("instant_request_ms", "p99"),
+    "commit_latency_ms.p99": ("commit_latency_ms", "p99"),
+    "commit_cadence_s.jitter": ("commit_gap_s", "jitter"),
+    "freshness_s.mean": ("freshness_s", "mean"),
+    "freshness_s.p99": ("freshness_s", "p99"),
+}
 
-def compare(
-    samples_a: Sequence[float],
-    samples_b: Sequence[float],
-    direction: Direction = "higher",
-    min_delta_pct: float = 5.0,
-    alpha: float = 0.05,
+
+@dataclass(frozen=True)
+class CompareParams:
+    resamples: int = 2000
+    seed: int = 1234  # fixed: the same runs always give the same intervals and verdicts
+    block_s: int | None = None  # None: n^(1/3) seconds (resample.block_length)
+    alpha: float = 0.05  # interval level 1 - alpha; false-discovery rate alpha
+    min_delta_pct: float = 5.0
+    min_pairs: int = 2  # fewer pairs: the spread across runs is unknown, no verdict
+
+
+class _Resampled:
+    """One run's block-bootstrap counts, drawn once and shared by all its metrics:
+    (pairs, resamples, seconds), one independent set per draw slot of a replicate."""
+
+    def __init__(self, run: RunSamples, slots: int, p: CompareParams, seed: Sequence[int]):
+        self.run, self.slots = run, slots
+        rng = np.random.default_rng(list(seed))
+        self.counts = block_counts(run.n_seconds, slots * p.resamples, rng, p.block_s)
+
+    def statistic(self, source: str, name: str, resamples: int) -> tuple[float, np.ndarray]:
+        """The run's own value, and (slots, resamples) values over its resamples."""
+        samples = self.run.sources.get(source)
+        if samples is None or samples.values.size == 0:
+            return np.nan, np.full((self.slots, resamples), np.nan)
+        stat = STATISTICS[name]
+        own = stat(Weighted(samples, np.ones((1, self.run.n_seconds), int)))[0]
+        replicates = stat(Weighted(samples, self.counts)).reshape(self.slots, resamples)
+        return float(own), replicates
+
+
+def _interval(values: np.ndarray, alpha: float) -> tuple[float | None, float | None]:
+    """Percentile interval; indexes the sorted values, so infinite ends stay infinite."""
+    values = np.sort(values[~np.isnan(values)])
+    if values.size == 0:
+        return None, None
+    lo = values[int(np.floor(alpha / 2 * (values.size - 1)))]
+    hi = values[int(np.ceil((1 - alpha / 2) * (values.size - 1)))]
+    return num(lo), num(hi)
+
+
+def _relative(diff: np.ndarray, base: np.ndarray) -> np.ndarray:
+    # From zero any change is infinitely large; no change is no change.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = diff / np.abs(base) * 100.0
+        from_zero = np.where(diff == 0, 0.0, np.sign(diff) * np.inf)
+    return np.where(base == 0, from_zero, rel)
+
+
+def _metric(
+    a_runs: list[tuple[float, np.ndarray]],
+    b_runs: list[tuple[float, np.ndarray]],
+    p: CompareParams,
+    seed: int,
 ) -> dict[str, Any]:
-    """B against A: medians, delta% = (b - a) / |a|, two-sided Mann-Whitney U p-value.
-
-    A change is reported only when it is both large (|delta| >= min_delta_pct) and
-    significant (p < alpha); otherwise the verdict is 'same'. Medians, because one noisy
-    repetition must not move the headline number.
-    """
-    a_vals = np.asarray([v for v in samples_a if v is not None], float)
-    b_vals = np.asarray([v for v in samples_b if v is not None], float)
-    a_vals, b_vals = a_vals[np.isfinite(a_vals)], b_vals[np.isfinite(b_vals)]
+    """delta%, its interval and the bootstrap p-value of one metric over paired runs."""
+    kept = [
+        (a, b)
+        for a, b in zip(a_runs, b_runs, strict=True)
+        if np.isfinite(a[0]) and np.isfinite(b[0])
+    ]
     result: dict[str, Any] = {
-        "a": num(np.median(a_vals)) if a_vals.size else None,
-        "b": num(np.median(b_vals)) if b_vals.size else None,
-        "n_a": int(a_vals.size),
-        "n_b": int(b_vals.size),
+        "a": num(np.median([a[0] for a, _ in kept])) if kept else None,
+        "b": num(np.median([b[0] for _, b in kept])) if kept else None,
+        "n_pairs": len(kept),
         "delta_pct": None,
+        "ci_pct": [None, None],
+        "diff": None,
+        "ci_diff": [None, None],
         "p_value": None,
-        "verdict": "same",
     }
-    if not a_vals.size or not b_vals.size:
+    if not kept:
         return result
     a, b = result["a"], result["b"]
+    result["diff"] = num(b - a)
+    result["delta_pct"] = num(_relative(np.array(b - a), np.array(a)))
+    if len(kept) < p.min_pairs:
+        return result
+    rng = np.random.default_rng([p.seed, seed])
+    m = len(kept)
+    draws = rng.integers(0, m, size=(p.resamples, m))  # pairs drawn for each replicate
+    slot = np.arange(m)[None, :]
+    replicate = np.arange(p.resamples)[:, None]
+
+    def medians(side: int) -> np.ndarray:
+        stacked = np.stack([pair[side][1][:m] for pair in kept])  # (pairs, slots, resamples)
+        return np.nanmedian(stacked[draws, slot, replicate], axis=1)
+
+    with warnings.catch_warnings():
+        # A replicate whose drawn runs all lack the statistic (NaN) is dropped below.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a_star, b_star = medians(0), medians(1)
+    diff = b_star - a_star
+    ok = ~np.isnan(diff)
+    if not ok.any():
+        return result
+    diff = diff[ok]
+    result["ci_diff"] = list(_interval(diff, p.alpha))
     if a != 0:
-        result["delta_pct"] = num((b - a) / abs(a) * 100.0)
-    identical = np.array_equal(np.sort(a_vals), np.sort(b_vals))
-    result["p_value"] = (
-        1.0 if identical else num(mannwhitneyu(a_vals, b_vals, alternative="two-sided").pvalue)
-    )
-    # From zero any change is infinitely large; the p-value alone decides then.
-    large = result["delta_pct"] is None or abs(result["delta_pct"]) >= min_delta_pct
-    if b != a and large and result["p_value"] is not None and result["p_value"] < alpha:
-        improved = (b > a) == (direction == "higher")
-        result["verdict"] = "better" if improved else "worse"
+        result["ci_pct"] = list(_interval(_relative(diff, a_star[ok]), p.alpha))
+    # Two-sided percentile-bootstrap p-value (+1: a finite number of replicates never
+    # proves p = 0); all replicates equal to zero give p = 1.
+    n = diff.size
+    tail = min(np.sum(diff <= 0), np.sum(diff >= 0))
+    result["p_value"] = num(min(1.0, 2 * (tail + 1) / (n + 1)))
     return result
+
+
+def _verdicts(
+    results: dict[str, dict[str, Any]], directions: Mapping[str, Direction], p: CompareParams
+) -> None:
+    """Benjamini-Hochberg over the metrics that have a p-value, then each verdict."""
+    tested = [k for k, r in results.items() if r["p_value"] is not None]
+    q = false_discovery_control([results[k]["p_value"] for k in tested]) if tested else []
+    for r in results.values():
+        r["q_value"], r["verdict"] = None, "same"
+    for key, q_value in zip(tested, q, strict=True):
+        r = results[key]
+        r["q_value"] = num(q_value)
+        lo, hi = r["ci_diff"]
+        excludes_zero = lo is not None and hi is not None and (lo > 0 or hi < 0)
+        delta = r["delta_pct"]
+        large = delta is None or abs(delta) >= p.min_delta_pct
+        if excludes_zero and large and q_value < p.alpha:
+            improved = (r["diff"] > 0) == (directions[key] == "higher")
+            r["verdict"] = "better" if improved else "worse"
+
+
+def compare_runs(
+    runs_a: Sequence[RunSamples],
+    runs_b: Sequence[RunSamples],
+    metrics: Mapping[str, tuple[str, str]] = COMPARED,
+    params: CompareParams | None = None,
+    directions: Mapping[str, Direction] = DIRECTIONS,
+) -> dict[str, dict[str, Any]]:
+    """B against A for every metric, over the repetitions paired in order (A[i] with B[i];
+    extra runs of one side have no partner and are left out).
+
+    Each metric's row: a, b (medians of the runs), n_pairs, delta_pct (B against A),
+    ci_pct (its 1 - alpha interval), diff = b - a and ci_diff (the interval of the
+    difference; the one that counts when a is 0), p_value (bootstrap, two-sided), q_value
+    (Benjamini-Hochberg), verdict (better | worse | same, by DIRECTIONS).
+    """
+    p = params or CompareParams()
+    m = min(len(runs_a), len(runs_b))
+    resampled = [
+        [_Resampled(run, m, p, (p.seed, side, i)) for i, run in enumerate(runs[:m])]
+        for side, runs in enumerate((runs_a, runs_b))
+    ]
+    results = {}
+    for key, (source, statistic) in metrics.items():
+        a_runs, b_runs = (
+            [r.statistic(source, statistic, p.resamples) for r in side] for side in resampled
+        )
+        results[key] = _metric(a_runs, b_runs, p, zlib.crc32(key.encode()))
+    _verdicts(results, directions, p)
+    return results
 
 
 def metric_at(metrics: Mapping[str, Any], dotted: str) -> float | None:
@@ -84,23 +253,3 @@ def metric_at(metrics: Mapping[str, Any], dotted: str) -> float | None:
             return None
         node = node[part]
     return num(node) if isinstance(node, int | float) else None
-
-
-def compare_runs(
-    metrics_a: Sequence[Mapping[str, Any]],
-    metrics_b: Sequence[Mapping[str, Any]],
-    directions: Mapping[str, Direction] = DIRECTIONS,
-    min_delta_pct: float = 5.0,
-    alpha: float = 0.05,
-) -> dict[str, dict[str, Any]]:
-    """compare() for every metric in `directions` over the repetitions of A and B."""
-    return {
-        key: compare(
-            [metric_at(m, key) for m in metrics_a],
-            [metric_at(m, key) for m in metrics_b],
-            direction,
-            min_delta_pct,
-            alpha,
-        )
-        for key, direction in directions.items()
-    }

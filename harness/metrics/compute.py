@@ -11,36 +11,58 @@ from harness.metrics.faults import RecoveryParams, bucket_labels, fault_recovery
 from harness.metrics.history import Records, as_frame, of_kind, run_window
 from harness.metrics.lag import freshness_per_bucket, series_stats
 from harness.metrics.latency import (
+    blocked_ms_per_bucket,
     commit_cadence_s,
     commit_latency_ms,
     instant_request_ms,
     instant_waits_ms,
-    writer_blocked_ms_per_s,
 )
 from harness.metrics.stats import percentiles
-from harness.metrics.throughput import stalls, throughput_stats, visible_rows_per_s
+from harness.metrics.throughput import (
+    ingest_rows_per_s,
+    spread_cap_s,
+    stalls,
+    throughput_stats,
+    visible_rows_per_s,
+)
 
 
 @dataclass(frozen=True)
 class MetricParams:
-    # DESIGN.md uses 1 s buckets. With checkpoint_interval_s > 1 commits land every other
-    # second, so x alternates 0 / 2R; a bucket of one interval shows the smoothness instead.
-    bucket_s: float = 1.0
+    bucket_s: float = 1.0  # DESIGN.md: 1-second buckets
     stall_frac: float = 0.1  # a stall: x_i < stall_frac * median(x)
     recovery: RecoveryParams = field(default_factory=RecoveryParams)
+    # How far back a commit's (a flush's) rows are spread: one checkpoint interval. None:
+    # as the history's run_start recorded it (see throughput.spread_cap_s).
+    checkpoint_interval_s: float | None = None
+
+
+def _spread_cap_s(ev: pd.DataFrame, params: MetricParams) -> float:
+    if params.checkpoint_interval_s is not None:
+        return params.checkpoint_interval_s
+    start = of_kind(ev, "run_start")
+    recorded = start["checkpoint_interval_s"].iloc[0] if "checkpoint_interval_s" in start else None
+    commits = of_kind(ev, "commit")
+    return spread_cap_s(None if pd.isna(recorded) else float(recorded), commits.get("t", []))
 
 
 def timeseries(events: Records, params: MetricParams | None = None) -> pd.DataFrame:
-    """One row per measured bucket: start_s, rows_per_s (x_i), freshness_s, faults (labels)."""
+    """One row per measured bucket: start_s, rows_per_s (x_i: rows made visible per second),
+    ingest_rows_per_s (rows the writers wrote per second), writer_blocked_ms_per_s,
+    freshness_s, faults (labels). rows_per_s is NaN in a last bucket not judged yet."""
     params = params or MetricParams()
     ev = as_frame(events)
     window = run_window(ev)
     buckets = Buckets.over(window, params.bucket_s)
     commits = of_kind(ev, "commit")
+    cap = _spread_cap_s(ev, params)
+    requests = of_kind(ev, "instant_request")
     return pd.DataFrame(
         {
             "start_s": buckets.starts,
-            "rows_per_s": visible_rows_per_s(commits, buckets, window.t0),
+            "rows_per_s": visible_rows_per_s(commits, buckets, window.t0, cap),
+            "ingest_rows_per_s": ingest_rows_per_s(of_kind(ev, "flush"), buckets, window.t0, cap),
+            "writer_blocked_ms_per_s": blocked_ms_per_bucket(requests, buckets, window.t0),
             "freshness_s": freshness_per_bucket(commits, buckets, window.t0),
             "faults": bucket_labels(fault_windows(of_kind(ev, "fault")), buckets),
         }
@@ -69,12 +91,13 @@ def compute_metrics(
         "rows_committed": int(np.nansum(np.asarray(rows, float))),
         "seconds_measured": float(len(buckets) * buckets.width),
         "throughput_rows_per_s": throughput_stats(x),
+        "ingest_rows_per_s": throughput_stats(frame["ingest_rows_per_s"].to_numpy()),
         "throughput_fault_free_rows_per_s": {
             **throughput_stats(x[fault_free]),
             "seconds": float(fault_free.sum() * buckets.width),
         },
         "stalls": stalls(x, buckets, labels, params.stall_frac),
-        "writer_blocked_ms_per_s": writer_blocked_ms_per_s(requests, buckets, window.t0),
+        "writer_blocked_ms_per_s": percentiles(frame["writer_blocked_ms_per_s"], ["mean", "p99"]),
         "instant_request_ms": instant_request_ms(window.measured(requests)),
         "commit_latency_ms": commit_latency_ms(commits),
         "commit_cadence_s": commit_cadence_s(commits),

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from harness.metrics.buckets import Buckets
-from harness.metrics.stats import num
+from harness.metrics.stats import clean, num
 
 
 @dataclass(frozen=True)
@@ -79,10 +79,11 @@ def fault_recovery(
 
     Recovery counts x above B as recovered: catching up on a backlog is health, not a dip.
     The recovery search starts at the deepest point of the dip, so a fault whose effect
-    shows a few seconds late is not "recovered" before it hurts.
+    shows a few seconds late is not "recovered" before it hurts. Seconds not judged yet
+    (NaN: the end of the run, see throughput.spread_rows_per_s) are neither dip nor recovery.
     """
     starts = buckets.starts
-    before = x[(starts >= w.start_s - p.baseline_s) & (starts + buckets.width <= w.start_s)]
+    before = clean(x[(starts >= w.start_s - p.baseline_s) & (starts + buckets.width <= w.start_s)])
     baseline = num(np.median(before)) if len(before) else None
     later = commit_times_rel[commit_times_rel >= w.start_s]
     result: dict[str, Any] = {
@@ -98,17 +99,18 @@ def fault_recovery(
         "time_to_recover_s": None,
     }
     from_k = int(np.searchsorted(starts + buckets.width, w.start_s, side="right"))
-    if not baseline or from_k >= len(x):
+    if not baseline or not np.isfinite(x[from_k:]).any():
         return result  # no baseline (fault right after warm-up) or no bucket after the fault
     window_end = (w.end_s if w.end_s is not None else w.start_s) + p.after_s
     dip_k = from_k + max(1, int(np.searchsorted(starts[from_k:], window_end, side="left")))
-    dip_x = x[from_k:dip_k]
-    result["dip"] = num(1 - dip_x.min() / baseline)
+    dip_x = np.nan_to_num(x[from_k:dip_k], nan=np.inf)
+    result["dip"] = num(1 - dip_x.min() / baseline) if np.isfinite(dip_x.min()) else None
     if dip_x.min() >= (1 - p.recover_tol) * baseline:
         recover_k: int | None = from_k  # never left the recovered band
     else:
         recover_k = _recovered_at(x, from_k + int(np.argmin(dip_x)), baseline, buckets.width, p)
-    shortfall = np.maximum(0.0, baseline - x[from_k : recover_k if recover_k is not None else None])
+    after = x[from_k : recover_k if recover_k is not None else None]
+    shortfall = np.maximum(0.0, baseline - clean(after))
     result["deficit"] = num(shortfall.sum() * buckets.width)
     if recover_k is not None:
         result["time_to_recover_s"] = num(max(0.0, starts[recover_k] - w.start_s))

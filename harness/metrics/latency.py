@@ -1,7 +1,5 @@
 """Per-event latencies of the write protocol: instant requests, commits, cadence, waits."""
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -38,7 +36,7 @@ def instant_waits_ms(created: pd.DataFrame) -> dict[str, dict[str, float | None]
     }
 
 
-def writer_blocked_ms_per_s(requests: pd.DataFrame, buckets: Buckets, t0: float) -> dict[str, Any]:
+def blocked_ms_per_bucket(requests: pd.DataFrame, buckets: Buckets, t0: float) -> np.ndarray:
     """Milliseconds per second that writers (summed) spent waiting for their instant:
     the whole wait a writer saw (`latency_ms`), which in blocking mode includes waiting for
     earlier commits (the coordinator's part of it is `blocked_ms`).
@@ -47,8 +45,7 @@ def writer_blocked_ms_per_s(requests: pd.DataFrame, buckets: Buckets, t0: float)
     covered, so a 3 s block shows as 3 blocked seconds, not one 3000 ms spike.
     """
     if len(buckets) == 0:
-        return percentiles([], ["mean", "p99"])
+        return np.zeros(0)
     blocked_s = np.nan_to_num(_column(requests, "latency_ms")) / 1000.0
     ends = _column(requests, "t") - t0
-    per_bucket = buckets.overlap(ends - blocked_s, ends) * 1000.0 / buckets.width
-    return percentiles(per_bucket, ["mean", "p99"])
+    return buckets.overlap(ends - blocked_s, ends) * 1000.0 / buckets.width

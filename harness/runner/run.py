@@ -158,6 +158,7 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
                 scenario=scenario.name,
                 warmup_s=scenario.warmup_s,
                 duration_s=scenario.duration_s,
+                checkpoint_interval_s=scenario.engine.checkpoint_interval_s,
             )
             background = start_background(
                 scenario, str(paths.table), history, _runner_storage_faults(cfg, t0, history)

@@ -20,8 +20,12 @@ def history(
     rows_by_second: Sequence[float],
     faults: Sequence[dict[str, Any]] = (),
     extra: Sequence[dict[str, Any]] = (),
+    phase: float = 1.0,
+    interval: float = 1.0,
 ) -> list[dict[str, Any]]:
-    """run_start, one commit at second i + 0.5 for every nonzero rows_by_second[i]."""
+    """run_start (1 s checkpoints), one commit at second i + phase for every nonzero
+    rows_by_second[i]. With the default phase the commit at the end of second i makes its
+    rows visible over second i, so rows_by_second[i] is x_i for a steady stream."""
     events: list[dict[str, Any]] = [
         {
             "t": T0,
@@ -31,18 +35,19 @@ def history(
             "scenario": "s",
             "warmup_s": WARMUP,
             "duration_s": DURATION,
+            "checkpoint_interval_s": interval,
         }
     ]
     for i, rows in enumerate(rows_by_second):
         if rows:
             events.append(
                 {
-                    "t": T0 + i + 0.5,
+                    "t": T0 + i + phase,
                     "kind": "commit",
                     "src": "coordinator",
                     "rows": rows,
                     "latency_ms": 20.0,
-                    "max_event_time": T0 + i + 0.2,
+                    "max_event_time": T0 + i + phase - 0.3,
                     "instant": str(i),
                 }
             )
@@ -116,7 +121,7 @@ def test_a_dip_of_fifty_percent_and_its_recovery() -> None:
     assert f["dip"] == pytest.approx(0.5)
     assert f["deficit"] == pytest.approx(2500)
     assert f["time_to_recover_s"] == 5.0
-    assert f["time_to_first_commit_s"] == 0.5
+    assert f["time_to_first_commit_s"] == 0.0  # the commit of second 39, at 40.0
     assert (f["kind"], f["target"], f["start_s"], f["end_s"]) == (
         "clock_skew",
         "coordinator",
@@ -127,14 +132,14 @@ def test_a_dip_of_fifty_percent_and_its_recovery() -> None:
 
 def test_a_crash_that_stops_commits_and_recovers_in_two_steps() -> None:
     rows = steady()
-    rows[40:43] = [0, 0, 0]
+    rows[39:42] = [0, 0, 0]  # no commit at 40, 41, 42: the crash at 40 stopped them
     rows[50:52] = [500, 500]  # still below 90% of B: recovery only starts at 52
     fault = {"fault_kind": "coordinator_crash", "start_s": 40.0}
     (f,) = compute_metrics(history(rows, [fault]))["faults"]
     assert f["dip"] == 1.0
-    assert f["time_to_first_commit_s"] == 3.5
+    assert f["time_to_first_commit_s"] == 3.0
     assert f["time_to_recover_s"] == 12.0
-    assert f["deficit"] == pytest.approx(3 * 1000 + 2 * 500)
+    assert f["deficit"] == pytest.approx(2 * 1000 + 2 * 500)
 
 
 def test_a_fault_that_never_recovers() -> None:
@@ -186,9 +191,9 @@ def test_freshness_is_now_minus_newest_visible_event() -> None:
     rows = steady()
     rows[30:33] = [0, 0, 0]
     f = compute_metrics(history(rows))["freshness_s"]
-    # Each second ends 0.8 s after its newest event; after 3 empty seconds it is 3.8 s.
-    assert f["max"] == pytest.approx(3.8)
-    assert f["mean"] == pytest.approx((57 * 0.8 + 1.8 + 2.8 + 3.8) / 60)
+    # Each second ends 0.3 s after its newest event; after 3 empty seconds it is 3.3 s.
+    assert f["max"] == pytest.approx(3.3)
+    assert f["mean"] == pytest.approx((57 * 0.3 + 1.3 + 2.3 + 3.3) / 60)
 
 
 def test_commit_latency_and_cadence() -> None:
@@ -199,13 +204,101 @@ def test_commit_latency_and_cadence() -> None:
     assert m["commit_latency_ms"] == {"p50": 20.0, "p99": 20.0, "max": 20.0}
 
 
-def test_wider_buckets_smooth_a_two_second_checkpoint_beat() -> None:
+PHASES = [0.0, 0.001, 0.25, 0.5, 0.75, 0.999]
+
+
+@pytest.mark.parametrize("phase", PHASES)
+def test_a_steady_cadence_reads_steady_at_any_phase(phase: float) -> None:
+    tp = compute_metrics(history(steady(), phase=phase))["throughput_rows_per_s"]
+    assert tp["mean"] == pytest.approx(1000)
+    assert tp["cv"] == pytest.approx(0, abs=1e-9) and tp["floor_ratio"] == pytest.approx(1)
+
+
+def test_commits_jittering_around_the_bucket_edges_do_not_alias() -> None:
+    events = history(steady(), phase=1.0)
+    for k, e in enumerate(x for x in events if x["kind"] == "commit"):
+        e["t"] += 0.02 if k % 2 else -0.02  # just before, just after the edge, in turn
+    # Counted where they land, the commits alternate between 0 and 2 per second ...
+    commits = [e["t"] - T0 for e in events if e["kind"] == "commit"]
+    landed = Buckets(np.arange(WARMUP, WARMUP + DURATION, 1.0), 1.0).total(
+        np.array(commits), np.full(len(commits), 1000.0)
+    )
+    assert np.std(landed) / np.mean(landed) > 0.5
+    # ... spread over the time each covers, the stream is steady.
+    assert compute_metrics(events)["throughput_rows_per_s"]["cv"] < 0.05
+
+
+@pytest.mark.parametrize("phase", [0.0, 0.3, 0.7])
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_two_second_checkpoint_cadence_reads_steady(phase: float, recorded: bool) -> None:
     rows = steady(2000)
-    rows[1::2] = [0] * len(rows[1::2])
-    one = compute_metrics(history(rows))["throughput_rows_per_s"]
-    two = compute_metrics(history(rows), params=MetricParams(bucket_s=2.0))["throughput_rows_per_s"]
-    assert one["floor_ratio"] == 0
-    assert two["cv"] == 0 and two["mean"] == 1000
+    rows[1::2] = [0] * len(rows[1::2])  # a commit of 2 s of rows every 2 s
+    events = history(rows, phase=phase, interval=2.0)
+    if not recorded:  # an old history: one interval is the commits' median gap
+        del events[0]["checkpoint_interval_s"]
+    tp = compute_metrics(events)["throughput_rows_per_s"]
+    assert tp["mean"] == pytest.approx(1000) and tp["cv"] == pytest.approx(0, abs=1e-9)
+    # Spread over one second only, the same commits alternate between full and thin seconds.
+    one = compute_metrics(events, params=MetricParams(checkpoint_interval_s=1.0))
+    assert one["throughput_rows_per_s"]["cv"] > 0.3
+
+
+@pytest.mark.parametrize("phase", PHASES)
+def test_a_five_second_stall_shows_at_least_four_empty_seconds(phase: float) -> None:
+    rows = steady()
+    rows[30:35] = [0] * 5  # five commits missing: nothing visible for 5 s past the cadence
+    rows[35] = 6000  # the catch-up commit
+    m = compute_metrics(history(rows, phase=phase))
+    x = timeseries(history(rows, phase=phase))["rows_per_s"].to_numpy()
+    assert (x == 0).sum() >= 4
+    assert m["stalls"]["count"] == 1 and m["stalls"]["longest_s"] >= 4
+    # The catch-up commit's rows are spread over one interval, not back into the stall.
+    assert np.nanmax(x) >= 3000
+
+
+def test_the_end_of_the_run_is_judged_by_its_committed_part() -> None:
+    rows = steady()[: WARMUP + DURATION]
+    events = history(rows, phase=0.5)
+    # The commit due at the end + 0.5 s never came: the last second is judged by its first
+    # half, not counted half-empty.
+    events = [e for e in events if not (e["kind"] == "commit" and e["t"] > T0 + 69.9)]
+    tp = compute_metrics(events)["throughput_rows_per_s"]
+    assert tp["cv"] == pytest.approx(0, abs=1e-9) and tp["p1"] == pytest.approx(1000)
+    # Commits that stopped more than one interval before the end are a stall, not a tail.
+    early = [e for e in events if not (e["kind"] == "commit" and e["t"] > T0 + 66.9)]
+    assert compute_metrics(early)["stalls"]["runs"][-1]["length_s"] == 3.0
+
+
+def flushes(task: int, offset: float, rows: float = 500.0, attempt: int = 0) -> list[dict]:
+    return [
+        {
+            "t": T0 + s + offset,
+            "kind": "flush",
+            "src": f"writer:{task}",
+            "task": task,
+            "attempt": attempt,
+            "rows": rows,
+            "last_batch": True,
+        }
+        for s in range(WARMUP + DURATION + 1)
+    ]
+
+
+def test_ingest_rate_is_what_the_writer_tasks_wrote() -> None:
+    # Two tasks flushing once a second at different phases: 1000 rows/s in all.
+    m = compute_metrics(history(steady(), extra=flushes(0, 0.2) + flushes(1, 0.9)))
+    ingest = m["ingest_rows_per_s"]
+    assert ingest["mean"] == pytest.approx(1000) and ingest["cv"] == pytest.approx(0, abs=1e-9)
+    frame = timeseries(history(steady(), extra=flushes(0, 0.2) + flushes(1, 0.9)))
+    assert frame["ingest_rows_per_s"].to_numpy() == pytest.approx(np.full(DURATION, 1000.0))
+    # A retried task wrote its rows again: they count.
+    retry = [e for e in flushes(1, 0.5, attempt=1) if e["t"] == T0 + 40.5]
+    again = compute_metrics(history(steady(), extra=flushes(0, 0.2) + flushes(1, 0.9) + retry))
+    assert again["ingest_rows_per_s"]["mean"] == pytest.approx(1000 + 500 / DURATION)
+
+
+def test_no_flush_events_is_no_ingest() -> None:
+    assert compute_metrics(history(steady()))["ingest_rows_per_s"]["mean"] == 0
 
 
 def test_writer_blocked_time_is_spread_over_the_seconds_it_covered() -> None:
@@ -309,3 +402,12 @@ def test_overlap_matches_brute_force(intervals: list[tuple[float, float]]) -> No
         for s in buckets.starts
     ]
     assert buckets.overlap(begins, ends) == pytest.approx(expected, abs=1e-9)
+    weights = np.arange(1.0, len(intervals) + 1)
+    weighted = [
+        sum(
+            w * max(0.0, min(e, s + 1) - max(b, s))
+            for b, e, w in zip(begins, ends, weights, strict=True)
+        )
+        for s in buckets.starts
+    ]
+    assert buckets.overlap(begins, ends, weights) == pytest.approx(weighted, abs=1e-6)

@@ -6,12 +6,14 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.metrics import compare_runs
+from harness.history import read_events
+from harness.jobs.compare import table_rows
+from harness.metrics import CompareParams, compare_runs, run_samples
 from reports import render_comparison
 
 
 def runs(make_run: Callable[..., Path], n: int = 3) -> dict[str, list[Path]]:
-    """n repetitions per variant; 3 is the fewest at which Mann-Whitney can reach p < 0.05."""
+    """n repetitions per variant (pairs: the i-th of each)."""
     return {
         mode: [make_run(mode, f"bva-{mode}-{i}") for i in range(n)]
         for mode in ("blocking", "async")
@@ -19,11 +21,10 @@ def runs(make_run: Callable[..., Path], n: int = 3) -> dict[str, list[Path]]:
 
 
 def table_of(by_variant: dict[str, list[Path]]) -> list[dict]:
-    metrics = [
-        [json.loads((d / "result.json").read_text())["metrics"] for d in dirs]
-        for dirs in by_variant.values()
+    samples = [
+        [run_samples(read_events(d / "history")) for d in dirs] for dirs in by_variant.values()
     ]
-    return [{"metric": k, **v} for k, v in compare_runs(*metrics).items()]
+    return table_rows(compare_runs(*samples, params=CompareParams(resamples=200)))
 
 
 def test_comparison_page_has_the_paired_table_and_charts(
@@ -35,14 +36,14 @@ def test_comparison_page_has_the_paired_table_and_charts(
     assert out.name == "compare.html"
     assert "Is async smoother than blocking?" in html
     assert "A: blocking" in html and "B: async" in html
-    assert "writer_blocked_ms_per_s.mean" in html and "-100.0%" in html
+    assert "writer_blocked_ms_per_s.mean" in html and "-100.0% [-100.0, -100.0]" in html
     assert '<span class="verdict v-better small">better</span>' in html
-    assert html.count("<svg") == 3
+    assert html.count("<svg") == 4  # deltas with intervals, and three over the runs
     assert "http://" not in html and "https://" not in html
     assert 'href="../bva-async-0/report.html"' in html  # each run links to its own report
     md = (out.parent / "compare.md").read_text()
-    assert "| metric | A: blocking | B: async | delta% | Mann-Whitney p | verdict |" in md
-    assert "| writer_blocked_ms_per_s.mean | 1,320 | 0 | -100.0% |" in md
+    assert "| metric | A: blocking | B: async | delta% [95% interval] | q (BH) | verdict |" in md
+    assert "| writer_blocked_ms_per_s.mean | 1,320 | 0 | -100.0% [-100.0, -100.0] |" in md
 
 
 def test_table_rows_may_use_the_column_titles(
@@ -61,6 +62,24 @@ def test_table_rows_may_use_the_column_titles(
     assert "| throughput_rows_per_s.cv | 0.4 | 0.1 | -75.0% | 0.008 | BETTER |" in md
 
 
+def test_an_interval_from_zero_is_the_difference_itself(
+    make_run: Callable[..., Path], tmp_path: Path
+) -> None:
+    row = {
+        "metric": "stalls.total_s",
+        "a": 0.0,
+        "b": 4.0,
+        "delta_pct": None,
+        "diff": 4.0,
+        "ci_diff": [2.0, 6.0],
+        "q_value": 0.01,
+        "verdict": "worse",
+    }
+    out = render_comparison(runs(make_run, 1), tmp_path / "c", [row])
+    md = (out.parent / "compare.md").read_text()
+    assert "| stalls.total_s | 0 | 4 | +4 [2, 6] from 0 | 0.01 | WORSE |" in md
+
+
 def test_runs_without_history_are_listed_not_charted(
     make_run: Callable[..., Path], failed_run: Path, tmp_path: Path
 ) -> None:
@@ -68,7 +87,7 @@ def test_runs_without_history_are_listed_not_charted(
     html = render_comparison(by_variant, tmp_path / "c", []).read_text()
     assert "No metrics to compare." in html
     assert "did not end valid" in html and "smoke-20231114T220000" in html
-    assert html.count("<svg") == 3  # the async run still charts
+    assert html.count("<svg") == 3  # the async run still charts (no deltas chart: no table)
 
 
 def test_a_run_whose_instant_mode_was_forced_is_flagged(

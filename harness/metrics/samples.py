@@ -1,0 +1,62 @@
+"""Per-second samples of one run: what a comparison resamples (harness.metrics.compare).
+
+Every sample belongs to one measured second. A per-second series has one sample a second;
+per-event values (an instant request's latency, a commit's latency, the gap before a
+commit) belong to the second they ended in, so resampling seconds resamples them too.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.metrics.buckets import Buckets
+from harness.metrics.compute import MetricParams, timeseries
+from harness.metrics.history import Records, as_frame, of_kind, run_window
+
+
+@dataclass(frozen=True)
+class Samples:
+    values: np.ndarray  # finite values only
+    second: np.ndarray  # the measured second (0 .. n_seconds-1) of each value
+
+
+@dataclass(frozen=True)
+class RunSamples:
+    n_seconds: int
+    sources: dict[str, Samples]
+
+
+# Per-second series (columns of timeseries()) and per-event sources.
+SERIES = ("rows_per_s", "ingest_rows_per_s", "writer_blocked_ms_per_s", "freshness_s")
+EVENTS = ("instant_request_ms", "commit_latency_ms", "commit_gap_s")
+
+
+def _samples(values: np.ndarray, second: np.ndarray) -> Samples:
+    keep = np.isfinite(values) & (second >= 0)
+    return Samples(np.asarray(values, float)[keep], np.asarray(second, int)[keep])
+
+
+def run_samples(events: Records, params: MetricParams | None = None) -> RunSamples:
+    """The samples behind the metrics of compute_metrics(), for the same history: a
+    statistic over all of them (each once) is the run's value in result.json."""
+    params = params or MetricParams()
+    ev = as_frame(events)
+    window = run_window(ev)
+    buckets = Buckets.over(window, params.bucket_s)
+    frame = timeseries(ev, params)
+    seconds = np.arange(len(frame))
+    sources = {name: _samples(frame[name].to_numpy(float), seconds) for name in SERIES}
+
+    def per_event(kind: str, column: str) -> Samples:
+        found = window.measured(of_kind(ev, kind))
+        if column not in found or not len(found):
+            return _samples(np.empty(0), np.empty(0, int))
+        at = buckets.index(window.relative(found["t"]))
+        return _samples(np.asarray(found[column], float), at)
+
+    sources["instant_request_ms"] = per_event("instant_request", "latency_ms")
+    sources["commit_latency_ms"] = per_event("commit", "latency_ms")
+    commits = window.measured(of_kind(ev, "commit"))
+    times = np.sort(window.relative(commits["t"])) if len(commits) else np.empty(0)
+    sources["commit_gap_s"] = _samples(np.diff(times), buckets.index(times[1:]))
+    return RunSamples(len(frame), sources)
