@@ -208,20 +208,30 @@ def cluster(
 
 
 def _print_comparison(variants: list[str], table: list[dict]) -> None:
+    from rich import box
     from rich.table import Table as RichTable
 
     from reports.tables import delta_with_interval, fmt
 
-    grid = RichTable(title=f"A = {variants[0]}, B = {variants[1]} (medians of the runs)")
-    for column in ("metric", "A", "B", "delta % [95% interval]", "q (BH)", "verdict"):
-        grid.add_column(column)
+    grid = RichTable(
+        title=f"A = {variants[0]}, B = {variants[1]} (medians of the runs)",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    # The metric and its delta with the interval are the answer: never wrapped.
+    grid.add_column("metric", no_wrap=True)
+    grid.add_column("A", justify="right", min_width=6)
+    grid.add_column("B", justify="right", min_width=6)
+    grid.add_column("delta % [95% interval]", no_wrap=True)
+    grid.add_column("q (BH)", justify="right", min_width=5)
+    grid.add_column("verdict", no_wrap=True)
     for row in table:
         grid.add_row(
             row["metric"],
             fmt(row.get("a")),
             fmt(row.get("b")),
             delta_with_interval(row),
-            fmt(row.get("q_value")),
+            "-" if row.get("q_value") is None else f"{row['q_value']:.2g}",
             str(row.get("verdict")),
         )
     out.print(grid)

@@ -5,6 +5,7 @@ paired table of metric / A / B / delta% with its interval / verdict
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -84,9 +85,13 @@ def run_comparison(
             comparison.runs[name].append(outcome)
             samples[name].append(outcome_samples(outcome, resolved))
             if on_run is not None:
-                on_run(outcome)
+                try:
+                    on_run(outcome)
+                except Exception as exc:  # a report that fails to render loses no runs
+                    print(f"{outcome.paths.root}: {type(exc).__name__}: {exc}", file=sys.stderr)
     a, b = comparison.variants
     comparison.table = table_rows(compare_runs(samples[a], samples[b], params=params))
+    comparison.out_dir.mkdir(parents=True, exist_ok=True)
     (comparison.out_dir / "compare.json").write_text(
         json.dumps(
             {
