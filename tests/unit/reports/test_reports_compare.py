@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from harness.history import read_events
 from harness.jobs.compare import table_rows
 from harness.metrics import CompareParams, compare_runs, run_samples
@@ -105,3 +107,34 @@ def test_a_run_whose_instant_mode_was_forced_is_flagged(
     assert "1 run(s) asked for async" in md
     clean = render_comparison(runs(make_run, 1), tmp_path / "d", []).read_text()
     assert "ran blocking" not in clean
+
+
+def test_the_compare_job_interleaves_pairs_and_writes_intervals(
+    make_run: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_comparison without Spark: each run is a synthetic run directory."""
+    import harness.jobs.compare as job
+    from harness.runner.run import RunOutcome
+    from harness.runner.rundir import RunPaths
+    from harness.scenario import load_scenario
+
+    order: list[str] = []
+
+    def fake_run(scenario, runs_dir, variant, quiet):
+        order.append(variant)
+        root = make_run(variant.removeprefix("instant-mode-"), f"{variant}-{len(order)}")
+        return RunOutcome(
+            RunPaths(root, root / "table"), json.loads((root / "result.json").read_text())
+        )
+
+    monkeypatch.setattr(job, "run_scenario", fake_run)
+    scenario = load_scenario(Path(__file__).parents[3] / "scenarios" / "blocking-vs-async.yaml")
+    result = job.run_comparison(
+        scenario, tmp_path / "out", repeat=3, params=CompareParams(resamples=200)
+    )
+    assert order == ["instant-mode-blocking", "instant-mode-async"] * 3
+    saved = json.loads((result.out_dir / "compare.json").read_text())
+    blocked = next(r for r in saved["table"] if r["metric"] == "writer_blocked_ms_per_s.mean")
+    assert blocked["n_pairs"] == 3 and blocked["verdict"] == "better"
+    assert blocked["ci_pct"] == [-100.0, -100.0] and blocked["q_value"] < 0.05
+    assert saved["statistics"]["resamples"] == 200
