@@ -189,3 +189,27 @@ def test_a_corrupt_generation_store_is_never_valid(table_path):
         tx.write(pa.table({"id": [2], "v": [2]}))
     _, result = _check(table_path)
     assert result.verdict == "unknown" and "more than one time" in result.evidence["reason"]
+
+
+def test_compactions_and_rollbacks_number_their_times_too(table_path):
+    t = Table.create(table_path, TableConfig(table_type="mor", file_groups=1), max_skew_ms=0)
+    for n in range(2):
+        with t.transaction() as tx:
+            tx.write(pa.table({"id": [n], "v": [n]}))
+    t.run_compaction(t.schedule_compaction())
+    t.rollback(t.start_instant())
+    instants, result = _check(table_path)
+    by_action = {i["action"]: i["generated"] for i in instants}
+    assert all(g["seq"] is not None for i in instants for g in i["generated"])
+    assert [g["kind"] for g in by_action["compaction"]] == ["requested", "completion"]
+    assert [g["kind"] for g in by_action["rollback"]] == ["requested", "completion", "requested"]
+    assert result.verdict == "valid", result.evidence
+    assert result.evidence["generation_order"]["numbered"] == 2 * 2 + 2 + 1 + 2
+
+
+def test_a_store_from_before_sequences_starts_counting(table_path):
+    t = Table.create(table_path, TableConfig(file_groups=1), max_skew_ms=0)
+    t.storage.write_bytes(".hoodie/.truetime", b"20260101000000000")  # the old bare time
+    with t.transaction() as tx:
+        tx.write(pa.table({"id": [1], "v": [1]}))
+    assert json.loads(t.storage.read_bytes(".hoodie/.truetime"))["seq"] == 2
