@@ -11,6 +11,18 @@ So the interval holds both the noise inside the runs and the spread across them.
 Verdict: better/worse only when the interval excludes zero, |delta| >= min_delta_pct and
 the bootstrap p-value, adjusted across all compared metrics by Benjamini-Hochberg, is
 below alpha. Otherwise 'same'.
+
+The per-second samples behind each metric (COMPARED):
+- Per-second series: x_i (throughput and stall seconds), the writers' ingest rate, writer
+  blocked ms, and freshness at the end of each second: freshness_s.p99 is the p99 of the
+  resampled seconds' freshness.
+- Per-event values: instant_request_ms.p99 is the p99 of the requests that ended in the
+  resampled seconds (a second drawn twice brings its requests twice); the same for commit
+  latencies and for the gaps between commits (cadence jitter = p99 / p50 of the gaps).
+Not compared: maxima (a resample never exceeds the run's maximum, so their interval says
+nothing), stall counts and longest stalls (block joins cut and glue runs of seconds),
+rows_committed (the mean rate says the same), backlog and pending instants (sampled by the
+runner as a cumulative state, not a per-second rate).
 """
 
 import warnings
@@ -57,17 +69,8 @@ DIRECTIONS: dict[str, Direction] = {
     "backlog_rows.max": "lower",
 }
 
-# What a comparison resamples for each metric: (samples source, statistic).
-# - Per-second series: x_i (throughput, stalls), the writers' ingest rate, writer blocked
-#   ms, and freshness at the end of each second (freshness_s.p99 is the p99 of the
-#   resampled seconds' freshness).
-# - Per-event values: instant_request_ms.p99 is the p99 of the requests that ended in the
-#   resampled seconds (a second drawn twice brings its requests twice); the same for
-#   commit latencies and for the gaps between commits (cadence jitter = p99 / p50).
-# Not compared: maxima (a resample never exceeds the run's maximum, so its interval says
-# nothing), stall counts and longest stalls (block joins cut and glue runs of seconds),
-# rows_committed (the mean rate says the same), backlog and pending instants (sampled by
-# the runner; their per-second values are a cumulative state, not a rate).
+# What a comparison resamples for each metric: (samples source, statistic); the module
+# docstring says why these samples and these metrics.
 COMPARED: dict[str, tuple[str, str]] = {
     "throughput_rows_per_s.mean": ("rows_per_s", "mean"),
     "throughput_rows_per_s.p5": ("rows_per_s", "p5"),
