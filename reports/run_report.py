@@ -7,6 +7,7 @@ from typing import Any
 
 from reports import plot_run
 from reports.rundata import RunData, load_run
+from reports.spark_tools import spark_tools
 from reports.svg import Chart, chart
 from reports.tables import (
     check_rows,
@@ -106,6 +107,7 @@ def _context(run: RunData) -> dict[str, Any]:
         "metric_lists": metric_lists(run),
         "scenario_yaml": run.scenario_yaml,
         "environment": environment_rows(run),
+        "spark": spark_tools(run),
     }
 
 

@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.history import read_events, read_series
+# The run directory's files (docs/history.md). Reports read them directly, never through
+# harness code: a report must render any run directory, also one the harness cannot load.
+EVENTS_GLOB = "events-*.jsonl"
+SERIES_FILE = "series.jsonl"
+PER_SECOND_FILE = "per_second.jsonl"  # written by the analysis (harness/runner/per_second.py)
 
 
 @dataclass(frozen=True)
@@ -19,7 +23,8 @@ class RunData:
     root: Path
     result: dict[str, Any]
     events: list[dict[str, Any]]
-    series: list[dict[str, Any]]
+    series: list[dict[str, Any]]  # the runner's once-a-second samples (series.jsonl)
+    per_second: list[dict[str, Any]]  # the metrics' per-second series (per_second.jsonl)
     scenario_yaml: str | None
     problems: list[str] = field(default_factory=list)
 
@@ -78,30 +83,59 @@ def _read_result(path: Path, problems: list[str]) -> dict[str, Any]:
     return result
 
 
-def _read_history(history: Path, problems: list[str]) -> tuple[list[dict], list[dict]]:
+def _read_jsonl(path: Path, problems: list[str]) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file. A report shows what it can: an unreadable line
+    is skipped and counted in `problems`, except a torn last line (a killed process)."""
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path.parent.name}/{path.name} is unreadable: {exc}")
+        return []
+    rows, bad = [], 0
+    for number, line in enumerate(lines, 1):
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+            if number == len(lines):  # no newline after it: torn mid-write
+                continue
+        if isinstance(row, dict):
+            rows.append(row)
+        else:
+            bad += 1
+    if bad:
+        problems.append(f"{path.parent.name}/{path.name}: {bad} unreadable line(s) skipped.")
+    return rows
+
+
+def _has_time(event: dict[str, Any]) -> bool:
+    t = event.get("t")
+    return isinstance(t, int | float) and not isinstance(t, bool)
+
+
+def _read_history(history: Path, problems: list[str]) -> tuple[list[dict], list[dict], list[dict]]:
     if not history.is_dir():
         problems.append("history/ is missing: no events or series to chart.")
-        return [], []
-    try:
-        events = read_events(history)
-    except (OSError, ValueError, KeyError, TypeError) as exc:  # an event without `t`
-        problems.append(f"history events are unreadable: {type(exc).__name__}: {exc}")
-        events = []
-    try:
-        series = read_series(history)
-    except (OSError, ValueError) as exc:  # a torn last line of series.jsonl
-        problems.append(f"history/series.jsonl is unreadable: {exc}")
-        series = []
-    return events, series
+        return [], [], []
+    lines = [e for path in sorted(history.glob(EVENTS_GLOB)) for e in _read_jsonl(path, problems)]
+    events = sorted((e for e in lines if _has_time(e)), key=lambda e: e["t"])
+    if len(events) < len(lines):
+        problems.append(f"history: {len(lines) - len(events)} event(s) without a time skipped.")
+    series_path, per_second_path = history / SERIES_FILE, history / PER_SECOND_FILE
+    series = _read_jsonl(series_path, problems) if series_path.exists() else []
+    per_second = _read_jsonl(per_second_path, problems) if per_second_path.exists() else []
+    return events, series, per_second
 
 
 def load_run(run_dir: Path) -> RunData:
     root = Path(run_dir)
     problems: list[str] = []
     result = _read_result(root / "result.json", problems)
-    events, series = _read_history(root / "history", problems)
+    events, series, per_second = _read_history(root / "history", problems)
     scenario_path = root / "scenario.yaml"
     scenario = scenario_path.read_text(encoding="utf-8") if scenario_path.exists() else None
     if events and not any(e.get("kind") == "run_start" for e in events):
         problems.append("history has no run_start event: time zero is unknown, no charts.")
-    return RunData(root, result, events, series, scenario, problems)
+    return RunData(root, result, events, series, per_second, scenario, problems)

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.metrics import timeseries
 from reports.rundata import RunData
 
 
@@ -44,7 +43,8 @@ class InstantSpan:
 class Timeline:
     warmup_s: float
     end_s: float
-    per_second: pd.DataFrame  # start_s, rows_per_s, freshness_s, blocked_ms_per_s
+    # start_s, rows_per_s, ingest_rows_per_s, freshness_s, blocked_ms_per_s (and more)
+    per_second: pd.DataFrame
     pending: pd.DataFrame  # elapsed_s, pending_instants
     instants: list[InstantSpan]
     faults: list[FaultSpan]
@@ -89,29 +89,6 @@ def fault_spans(run: RunData) -> list[FaultSpan]:
     return sorted(spans, key=lambda f: f.start_s)
 
 
-def _covered_before(points: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """For each edge x: sum of (x - p) over the points p <= x."""
-    order = np.sort(points)
-    cum = np.concatenate([[0.0], np.cumsum(order)])
-    n = np.searchsorted(order, edges, side="right")
-    return n * edges - cum[n]
-
-
-def _blocked_ms_per_s(requests: list[dict], t0: float, n: int) -> np.ndarray:
-    """Writer wait (ms, summed over writers) in each second from 0 to n.
-
-    A request logs its wait when it returns, so the wait covers [t - blocked, t]; it is
-    spread over the seconds it spans, as the writer_blocked_ms_per_s metric does. The time
-    covered up to each second's edge is a difference of cumulative sums, so long runs with
-    many requests cost O((requests + seconds) log requests), not requests x seconds.
-    """
-    ends = np.array([e["t"] - t0 for e in requests], float)
-    waits = np.array([_float(e.get("blocked_ms")) or 0.0 for e in requests], float) / 1000.0
-    edges = np.arange(n + 1, dtype=float)
-    covered = _covered_before(ends - waits, edges) - _covered_before(ends, edges)
-    return np.diff(covered) * 1000.0
-
-
 def _elapsed(sample: dict, t0: float) -> float | None:
     elapsed = _float(sample.get("elapsed_s"))
     t = _float(sample.get("t"))
@@ -146,19 +123,30 @@ def _instants(events: list[dict], t0: float) -> list[InstantSpan]:
     return sorted(spans, key=lambda s: s.requested_s)
 
 
+def _per_second(run: RunData) -> pd.DataFrame:
+    """history/per_second.jsonl, written by the analysis: the very series the metrics use."""
+    if not run.per_second:
+        raise ValueError(
+            "history/per_second.jsonl is missing or empty (the run's analysis did not finish, "
+            "or the run predates the file)"
+        )
+    frame = pd.DataFrame(run.per_second)
+    if "start_s" not in frame or "rows_per_s" not in frame:
+        raise ValueError("history/per_second.jsonl has no start_s or rows_per_s")
+    frame = frame.rename(columns={"writer_blocked_ms_per_s": "blocked_ms_per_s"})
+    for column in ("rows_per_s", "freshness_s", "blocked_ms_per_s"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame else np.nan
+    return frame.drop(columns=["faults", "measured"], errors="ignore").sort_values("start_s")
+
+
 def build_timeline(run: RunData) -> Timeline:
-    """Raises ValueError when the history has no run_start (there is no time zero)."""
+    """Raises ValueError when the history has no run_start (there is no time zero) or no
+    per-second series."""
     start = run.run_start
     if start is None:
         raise ValueError("the history has no run_start event")
     t0, warmup = float(start["t"]), float(start.get("warmup_s") or 0.0)
-    # timeseries() covers the measured window only; the report also shows the warm-up, so
-    # it gets a copy of the history whose warm-up is folded into the measured duration.
-    whole = dict(start, warmup_s=0.0, duration_s=warmup + float(start.get("duration_s") or 0.0))
-    frame = timeseries([whole if e is start else e for e in run.events])
-    frame = frame.drop(columns=["faults"])
-    requests = [e for e in run.events if e.get("kind") == "instant_request"]
-    frame["blocked_ms_per_s"] = _blocked_ms_per_s(requests, t0, len(frame))
+    frame = _per_second(run).reset_index(drop=True)
     end = float(frame["start_s"].iloc[-1] + 1.0) if len(frame) else warmup
     return Timeline(
         warmup_s=warmup,

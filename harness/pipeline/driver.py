@@ -59,7 +59,9 @@ def run(cfg: DriverConfig) -> int:
     spark.dataSource.register(EventSource)
     _warm_up(spark, cfg.writers)
     restored = last_committed_batch(cfg.checkpoint_dir)
-    history.record("driver_start", pid=os.getpid(), restored_batch=restored)
+    # The live Spark UI (None when spark.ui.enabled is false): the runner prints it.
+    ui = spark.sparkContext.uiWebUrl
+    history.record("driver_start", pid=os.getpid(), restored_batch=restored, spark_ui=ui)
     occurrences = [Occurrence.from_dict(o) for o in cfg.faults]
     faults = DriverFaults(occurrences, RunClock(cfg.t0_file), history, FiredLog(cfg.fired_dir))
     sink = make_sink(cfg, history, restored, faults)

@@ -22,6 +22,8 @@ def build_session(app_name: str, master: str, extra: dict[str, str] | None = Non
         # Loopback only: this harness never binds or dials a non-loopback address.
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
+        # Off for helper sessions (the Spark checks): one less server to start. The pipeline
+        # driver turns it on (harness/runner/driver_config.py: spark_conf).
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")

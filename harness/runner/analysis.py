@@ -11,8 +11,9 @@ from harness.history import load_events, read_series
 from harness.metrics import MetricParams, compute_metrics
 from harness.runner.check_inputs import run_checks
 from harness.runner.driver_config import fault_occurrences
-from harness.runner.environment import environment
+from harness.runner.environment import environment, spark_tools
 from harness.runner.final_state import read_final_state
+from harness.runner.per_second import write_per_second
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 from harness.scenario.faults import is_worker_skew
@@ -93,6 +94,7 @@ def analyse_run(
         # so 1-second buckets do not alias against the commit cadence.
         interval = MetricParams(checkpoint_interval_s=scenario.engine.checkpoint_interval_s)
         metrics = compute_metrics(events, series, interval)
+        write_per_second(paths.history, events, interval)  # the series reports chart
         # Restarts of the pipeline driver: -9 a crash fault (SIGKILL), 4 a fenced zombie,
         # anything else a job failure the engine raised loudly (see logs/driver-N.log).
         exits = [e for e in events if e["kind"] == "driver_exit"]
@@ -123,6 +125,7 @@ def analyse_run(
         ],
         "environment": {
             **environment(scenario.cluster.backend),
+            **spark_tools(paths, events),
             "instant_mode": _instant_mode(scenario, events),
         },
     }

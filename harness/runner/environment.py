@@ -1,4 +1,4 @@
-"""result.json `environment`: versions, machine, backend."""
+"""result.json `environment`: versions, machine, backend, Spark's UI and event log."""
 
 from __future__ import annotations
 
@@ -6,6 +6,11 @@ import os
 import platform
 import subprocess
 from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from harness.history import read_events
+from harness.runner.rundir import RunPaths
 
 
 def _version(package: str) -> str | None:
@@ -57,4 +62,29 @@ def environment(backend: str) -> dict:
             ),
         },
         "backend": backend,
+    }
+
+
+def spark_ui(events: list[dict[str, Any]]) -> str | None:
+    """The first pipeline driver's Spark UI (a restarted driver has its own, on the same or
+    the next free port); None when the UI was off."""
+    urls = [e["spark_ui"] for e in events if e.get("kind") == "driver_start" and e.get("spark_ui")]
+    return urls[0] if urls else None
+
+
+def live_spark_ui(history_dir: Path) -> str | None:
+    """spark_ui() while the run goes on; None rather than an error for a history mid-write."""
+    try:
+        return spark_ui(read_events(history_dir))
+    except (OSError, ValueError):
+        return None
+
+
+def spark_tools(paths: RunPaths, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """`spark_ui`: the UI's URL (it lived only as long as the run); `spark_event_log`: the
+    event log's directory in the run directory, for Spark's History Server (None if empty)."""
+    kept = paths.spark_events.is_dir() and any(paths.spark_events.iterdir())
+    return {
+        "spark_ui": spark_ui(events),
+        "spark_event_log": paths.spark_events.name if kept else None,
     }

@@ -34,5 +34,10 @@ class RunProgress:
             stats += "  [red]faults: " + ", ".join(faults)
         self._progress.update(self._task, completed=elapsed_s, stats=stats)
 
+    def print(self, text: str) -> None:
+        """A line above the bar (on stderr, like the bar; nothing when quiet)."""
+        if not self.quiet:
+            self._progress.console.print(text, highlight=False)
+
     def note(self, text: str) -> None:
         self._progress.update(self._task, stats=text)

@@ -33,6 +33,11 @@ class RunPaths:
         return self.root / "control"
 
     @property
+    def spark_events(self) -> Path:
+        """Spark's event log, for its History Server (DESIGN.md keeps the run's logs here)."""
+        return self.root / "spark-events"
+
+    @property
     def result(self) -> Path:
         return self.root / "result.json"
 
@@ -50,6 +55,6 @@ def new_run_dir(out: Path, name: str, variant: str | None, table_path: str | Non
         n += 1
         root = out / f"{base}-{n}"
     paths = RunPaths(root=root, table=Path(table_path) if table_path else root / "table")
-    for folder in (paths.history, paths.logs, paths.control, paths.state):
+    for folder in (paths.history, paths.logs, paths.control, paths.state, paths.spark_events):
         folder.mkdir(parents=True, exist_ok=True)
     return paths

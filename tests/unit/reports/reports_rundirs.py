@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.metrics import compute_metrics
+from harness.runner.per_second import write_per_second
 
 T0 = 1_700_000_000.0
 WARMUP, DURATION, INTERVAL, WRITERS = 5, 30, 1, 2
@@ -136,6 +137,7 @@ def write_history(history_dir: Path, events: Events, samples: Events) -> None:
         lines = "".join(json.dumps(e) + "\n" for e in items)
         (history_dir / f"events-{src}-1.jsonl").write_text(lines)
     (history_dir / "series.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    write_per_second(history_dir, events)  # as the run's analysis does
 
 
 def result(mode: str, events: Events, samples: Events) -> dict[str, Any]:

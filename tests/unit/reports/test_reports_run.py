@@ -106,11 +106,15 @@ def test_damaged_files_become_warnings(make_run: Callable[..., Path]) -> None:
     root = make_run("async")
     (root / "result.json").write_text("{not json")
     with open(root / "history" / "series.jsonl", "a") as f:
-        f.write('{"t": 1700000035.0, "pending_in')  # a torn last line
+        f.write('{"t": 1700000035.0, "pending_in\n{"t": 1700000036.0}\n')  # a damaged line
+    with open(root / "history" / "events-runner-1.jsonl", "a") as f:
+        f.write('{"t": 1700000036.0, "ki')  # a torn last line: its writer was killed
     html = render_run(root)[0].read_text()
     assert "result.json is unreadable" in html
-    assert "series.jsonl is unreadable" in html
+    assert "series.jsonl: 1 unreadable line(s) skipped" in html
+    assert "events-runner-1.jsonl" not in html  # a torn last line is no damage
     assert section(html, "throughput").count("<svg") == 1  # the history still charts
+    assert section(html, "pending").count("<svg") == 1  # and so do the readable samples
 
 
 def test_history_without_run_start_has_no_charts_but_renders(failed_run: Path) -> None:
