@@ -40,3 +40,8 @@ def test_fault_happens_and_checks_stay_valid(run, name):
     assert result["verdict"] == "valid", json.dumps(
         {k: v for k, v in result["checks"].items() if v["verdict"] != "valid"}, indent=1
     )[:4000]
+    # Which batches had to be visible came from Spark's checkpoint, and the history agrees.
+    exactly_once = result["checks"]["exactly_once"]
+    assert exactly_once["ground_truth"] == "spark_checkpoint"
+    assert exactly_once["checkpoint"]["committed_batches"] > 0
+    assert not exactly_once["checkpoint"]["history_disagreements"]
