@@ -95,7 +95,18 @@ class InstantRolledBackError(RollbackError):
 
 
 class FencedError(EngineError):
-    """A stale (fenced-off) coordinator tried to touch the timeline."""
+    """A stale (fenced-off) coordinator or lock holder tried to touch the timeline."""
+
+
+class InstantClaimedError(InstantStateError):
+    """A second completion (or a completion after a rollback) of one requested instant."""
+
+    def __init__(self, instant: str) -> None:
+        super().__init__(
+            f"instant {instant} is already claimed (completed or rolled back by another "
+            "process): an instant completes at most once"
+        )
+        self.instant = instant
 
 
 class LockTimeoutError(EngineError):

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from engine.clock import Clock, SystemClock
 from engine.errors import LockLostError, LockTimeoutError
 
 if TYPE_CHECKING:
@@ -126,10 +125,21 @@ class _Renewer:
 
 
 class FileLock(_LockBase):
-    """A lease file on the table's storage created put-if-absent: {owner, expires_ms}.
+    """A lease on the table's storage, kept as a compare-and-swap register.
 
-    A holder renews every lease_s/3. A lock whose lease expired (its holder crashed or
-    stalled) is broken by renaming it aside, checking it is the stale one, and deleting it.
+    The register is a folder of versions, `<path>/<version>`, each created put-if-absent
+    with {state: held|free, owner, token, beat}; the largest version is the current one.
+    Every change (acquire, renew, release, take-over) writes version v + 1 and so succeeds
+    only if nobody else wrote v + 1 first: renewal is a CAS, and a holder that was paused
+    while its lease was taken over fails to renew instead of overwriting the new lease.
+
+    Expiry is judged by the waiter alone, on its own monotonic clock (like a ZooKeeper
+    session timeout): a held lease is expired once the waiter has seen the same version
+    for `lease_s` without a renewal. No wall clock is compared, so clock skew (of the
+    holder or the waiter) cannot make a live lease look expired. The waiter that takes
+    over calls `on_takeover(token)` before anything else (the table seals the old
+    holder's fence grant: engine/table/fencing.py), so the old holder's critical write,
+    wherever it was paused, can no longer land.
     """
 
     def __init__(
@@ -138,35 +148,60 @@ class FileLock(_LockBase):
         path: str = ".hoodie/.lock",
         holder_id: str | None = None,
         lease_s: float = 10.0,
-        clock: Clock | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         renew: bool = True,
+        monotonic: Callable[[], float] = time.monotonic,
+        on_takeover: Callable[[str | None], None] | None = None,
     ) -> None:
         self.storage, self.path, self.lease_s = storage, path, lease_s
-        self.holder_id, self.clock = holder_id or default_owner(), clock or SystemClock()
-        self.timeout_s = timeout_s
+        self.holder_id = holder_id or default_owner()
+        self.timeout_s, self.monotonic, self.on_takeover = timeout_s, monotonic, on_takeover
+        self.token: str | None = None  # of the lease held now (a fencing token)
+        self._version: int | None = None  # the version this holder wrote last
+        self._observed: tuple[int, float] | None = None  # (version, first seen, monotonic)
         self._mutex = threading.Lock()  # threads of this process
         self._renew_lock = threading.Lock()  # renewal vs release
-        self._content: bytes | None = None
         self._renewer = _Renewer(self.renew, lease_s / 3) if renew else None
 
-    def _lease_bytes(self) -> bytes:
-        expires = self.clock.now_ms() + int(self.lease_s * 1000)
-        token = uuid.uuid4().hex[:8]  # tells two leases of one owner apart
-        return json.dumps({"owner": self.holder_id, "expires_ms": expires, "token": token}).encode()
+    def _version_path(self, version: int) -> str:
+        return f"{self.path}/{version:020d}"
 
-    def read_lease(self) -> dict | None:
+    def _newest(self) -> int:
+        return max((int(n) for n in self.storage.list(self.path) if n.isdigit()), default=0)
+
+    def read_lease(self) -> tuple[int, dict | None]:
+        """(current version, its record); (0, None) if the lock was never taken."""
+        while True:
+            version = self._newest()
+            if not version:
+                return 0, None
+            try:
+                return version, json.loads(self.storage.read_bytes(self._version_path(version)))
+            except FileNotFoundError:
+                continue  # collected after two more changes: list again
+            except ValueError:
+                return version, {"state": "held", "owner": "?"}  # torn: expires by observation
+
+    def _cas(self, version: int, record: dict) -> bool:
+        """Write `version` if nobody has; False if someone did.
+
+        Old versions are deleted (the newest two are kept, so a reader that listed just
+        before a change still finds one), so a writer paused for two changes could
+        re-create a deleted number: it then sees a newer version than its own and fails."""
         try:
-            return json.loads(self.storage.read_bytes(self.path))
-        except FileNotFoundError:
-            return None
-        except ValueError:
-            return {"owner": "?", "expires_ms": 0}  # torn lease file: treat as expired
+            self.storage.put_if_absent(self._version_path(version), json.dumps(record).encode())
+        except FileExistsError:
+            return False
+        if self._newest() != version:
+            return False
+        with contextlib.suppress(OSError):  # collection is best effort
+            self.storage.delete(self._version_path(version - 2), missing_ok=True)
+        return True
 
     @property
     def holder(self) -> str | None:
-        lease = self.read_lease()
-        return None if lease is None else lease.get("owner")
+        _, lease = self.read_lease()
+        return None if lease is None or lease.get("state") != "held" else lease.get("owner")
 
     def acquire(self, timeout_s: float | None = None) -> None:
         timeout = self.timeout_s if timeout_s is None else timeout_s
@@ -187,52 +222,47 @@ class FileLock(_LockBase):
             self._renewer.start()
 
     def _try_acquire(self) -> bool:
-        content = self._lease_bytes()
-        try:
-            self.storage.put_if_absent(self.path, content)
-        except FileExistsError:
-            self._break_if_expired()
+        version, lease = self.read_lease()
+        free = lease is None or lease.get("state") != "held"
+        if not free and not self._expired(version):
             return False
-        self._content = content
+        token = uuid.uuid4().hex[:12]
+        record = {"state": "held", "owner": self.holder_id, "token": token, "beat": 0}
+        if not self._cas(version + 1, record):
+            return False
+        self._version, self.token, self._observed = version + 1, token, None
+        if not free and self.on_takeover is not None:
+            try:
+                self.on_takeover(lease.get("token"))
+            except BaseException:
+                self._give_back()
+                raise
         return True
 
-    def _break_if_expired(self) -> None:
-        try:
-            seen = self.storage.read_bytes(self.path)
-        except FileNotFoundError:
-            return
-        try:
-            expires = json.loads(seen)["expires_ms"]
-        except (ValueError, KeyError, TypeError):
-            expires = 0
-        if self.clock.now_ms() <= expires:
-            return
-        aside = f"{self.path}.broken-{uuid.uuid4().hex[:8]}"
-        try:
-            self.storage.rename(self.path, aside)
-        except FileNotFoundError:
-            return
-        taken = self.storage.read_bytes(aside)
-        if taken != seen:
-            # Someone re-acquired between our read and the rename: give the lease back.
-            with contextlib.suppress(FileExistsError):
-                self.storage.put_if_absent(self.path, taken)
-        self.storage.delete(aside, missing_ok=True)
+    def _expired(self, version: int) -> bool:
+        now = self.monotonic()
+        if self._observed is None or self._observed[0] != version:
+            self._observed = (version, now)  # a change (or a first look): the holder lives
+            return False
+        return now - self._observed[1] >= self.lease_s
 
     def renew(self) -> None:
         with self._renew_lock:
-            if self._content is None:
+            if self._version is None:
                 return
-            try:
-                current = self.storage.read_bytes(self.path)
-            except FileNotFoundError:
-                current = None
-            if current != self._content:
-                self._content = None
+            version = self._version + 1
+            record = {"state": "held", "owner": self.holder_id, "token": self.token}
+            if not self._cas(version, {**record, "beat": version}):
+                self._version = None
                 raise LockLostError(f"lease {self.path} of {self.holder_id} was taken over")
-            content = self._lease_bytes()
-            self.storage.write_bytes(self.path, content)
-            self._content = content
+            self._version = version
+
+    def _give_back(self) -> None:
+        """Write a free version after ours (a no-op if the lease was taken meanwhile)."""
+        if self._version is not None:
+            with contextlib.suppress(OSError):
+                self._cas(self._version + 1, {"state": "free", "owner": self.holder_id})
+        self._version, self.token = None, None
 
     def close(self) -> None:
         """Stop the renewal thread (the lock object is not used afterwards)."""
@@ -244,15 +274,8 @@ class FileLock(_LockBase):
             self._renewer.stop()
         with self._renew_lock:
             try:
-                if (
-                    self._content is not None
-                    and self.storage.read_bytes(self.path) == self._content
-                ):
-                    self.storage.delete(self.path, missing_ok=True)
-            except OSError:
-                pass  # no longer renewed: the lease runs out by itself
+                self._give_back()  # not renewed any more: the lease runs out by itself
             finally:
-                self._content = None
                 self._mutex.release()
 
 
@@ -266,11 +289,12 @@ class Lease:
 class LockService:
     """In-memory named leases; a coordinator serves this over RPC to remote writers.
 
-    Tokens increase strictly across all grants, so they double as fencing tokens.
+    Tokens increase strictly across all grants, so they double as fencing tokens. Expiry
+    is judged by the service's own monotonic clock, which clock-skew faults do not move.
     """
 
-    def __init__(self, clock: Clock | None = None) -> None:
-        self.clock = clock or SystemClock()
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.monotonic = monotonic
         self._leases: dict[str, Lease] = {}
         self._lock = threading.Lock()
         self._tokens = itertools.count(1)
@@ -281,7 +305,7 @@ class LockService:
         Re-acquiring by the current owner refreshes and returns its token, so an RPC retried
         after a lost reply is harmless.
         """
-        now = self.clock.now_ms()
+        now = int(self.monotonic() * 1000)
         with self._lock:
             lease = self._leases.get(name)
             if lease is not None and lease.expires_ms >= now and lease.owner != owner:
@@ -294,7 +318,7 @@ class LockService:
             return token
 
     def renew(self, name: str, token: int, lease_s: float) -> bool:
-        now = self.clock.now_ms()
+        now = int(self.monotonic() * 1000)
         with self._lock:
             lease = self._leases.get(name)
             if lease is None or lease.token != token or lease.expires_ms < now:
@@ -313,7 +337,7 @@ class LockService:
     def holder(self, name: str) -> Lease | None:
         with self._lock:
             lease = self._leases.get(name)
-            if lease is None or lease.expires_ms < self.clock.now_ms():
+            if lease is None or lease.expires_ms < int(self.monotonic() * 1000):
                 return None
             return Lease(lease.owner, lease.token, lease.expires_ms)
 

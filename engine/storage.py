@@ -8,6 +8,8 @@ entry with the full path (to tear a file).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import uuid
 from collections.abc import Callable, Iterable
@@ -20,6 +22,7 @@ from engine.errors import CorruptFileError
 
 Hook = Callable[[str, str], None]
 AfterWriteHook = Callable[[str], None]
+TEMP_PREFIX = ".tmp-"  # a file being written; renamed or linked into place when whole
 
 
 class Storage:
@@ -58,33 +61,89 @@ class Storage:
         self.filesystem.move(tmp, full)
         self._after_write(full)
 
-    def put_if_absent(self, path: str, data: bytes) -> None:
-        """Create `path` atomically; FileExistsError if it exists (never overwrites)."""
+    def put_if_absent(self, path: str, data: bytes, parents: bool = True) -> None:
+        """Create `path` atomically; FileExistsError if it exists (never overwrites).
+
+        parents=False never creates the directory: FileNotFoundError once it is removed
+        (how a sealed fence directory refuses a staged write, engine/table/fencing.py)."""
         full = self.full_path(path)
         self._hook("put", full)
         if self._local:
-            tmp = self._write_temp(full, data)
+            tmp = self._write_temp(full, data, parents)
             try:
                 os.link(tmp, full)  # link(2) fails with EEXIST instead of replacing
             except FileExistsError:
                 raise FileExistsError(f"{full} already exists") from None
             finally:
-                os.unlink(tmp)
+                # A sealer may have removed the half-staged temp already (then link failed).
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
         else:
             # Object stores need a conditional PUT; pyarrow.fs has none, so this is a check
             # then write, atomic only against readers, not against a concurrent creator.
+            if not parents and self._info(full.rsplit("/", 1)[0]).type != pafs.FileType.Directory:
+                raise FileNotFoundError(full)
             if self._info(full).type != pafs.FileType.NotFound:
                 raise FileExistsError(f"{full} already exists")
             with self.filesystem.open_output_stream(full) as f:
                 f.write(data)
         self._after_write(full)
 
-    def _write_temp(self, full: str, data: bytes) -> str:
+    def link(self, src: str, dst: str) -> None:
+        """Make `dst` hold the bytes of `src`, only if `dst` is absent: FileExistsError if it
+        exists, FileNotFoundError if `src` is gone. Local storage: a hard link, atomic."""
+        full_src, full_dst = self.full_path(src), self.full_path(dst)
+        self._hook("put", full_dst)
+        if self._local:
+            os.link(full_src, full_dst)
+        else:
+            self.put_if_absent(dst, self.read_bytes(src))
+
+    def create_dir(self, path: str) -> None:
+        """Create one directory, never its parents: FileExistsError if it exists,
+        FileNotFoundError if the parent does not (a removed parent stays removed)."""
+        full = self.full_path(path)
+        self._hook("put", full)
+        if self._local:
+            os.mkdir(full)
+            return
+        if self._info(full.rsplit("/", 1)[0]).type != pafs.FileType.Directory:
+            raise FileNotFoundError(full)
+        if self._info(full).type != pafs.FileType.NotFound:
+            raise FileExistsError(full)
+        self.filesystem.create_dir(full, recursive=False)
+
+    def remove_dir(self, path: str) -> bool:
+        """Remove an empty directory: True once it is gone, False if it is not empty.
+
+        Local storage: rmdir(2), after which nothing can be created in it any more, even by
+        a process that resolved the path before (the kernel marks the directory dead)."""
+        full = self.full_path(path)
+        self._hook("delete", full)
+        if self._local:
+            try:
+                os.rmdir(full)
+            except FileNotFoundError:
+                return True
+            except OSError as e:
+                if e.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    return False
+                raise
+            return True
+        if self.list(path):
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            self.filesystem.delete_dir(full)
+        return True
+
+    def _write_temp(self, full: str, data: bytes, parents: bool = True) -> str:
         head, name = full.rsplit("/", 1)
-        tmp = f"{head}/.tmp-{uuid.uuid4().hex[:12]}-{name}"
+        tmp = f"{head}/{TEMP_PREFIX}{uuid.uuid4().hex[:12]}-{name}"
         try:
             out = self.filesystem.open_output_stream(tmp)
         except FileNotFoundError:
+            if not parents:
+                raise
             self.filesystem.create_dir(head, recursive=True)
             out = self.filesystem.open_output_stream(tmp)
         with out:

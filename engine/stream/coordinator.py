@@ -106,6 +106,12 @@ class Coordinator:
         # A restarted coordinator takes a new epoch first: from here on, the old one
         # (a zombie, maybe only paused) fails its guard on every commit and rollback.
         self.epoch = epoch_store.advance() if epoch_store is not None else 0
+        # The token every timeline write of this coordinator carries (engine/table/
+        # fencing.py): after a successor took the epoch, no write of ours lands, wherever
+        # we were paused (the epoch checks below only fail faster).
+        self._fence = self.epoch if self.fencing and epoch_store is not None else None
+        if self._fence is not None:
+            table_port.enter_epoch(table, self.epoch)
         if self.mode != mode:
             recorder("instant_mode_forced", {"requested": mode, "mode": self.mode})
 
@@ -165,7 +171,9 @@ class Coordinator:
     def _create_instant(self, checkpoint_id: int) -> _Created:
         try:
             blocked_ms = self._wait_for_earlier_commits(checkpoint_id)
-            instant, timing = table_port.start_instant(self.table, checkpoint_id, self.epoch)
+            instant, timing = table_port.start_instant(
+                self.table, checkpoint_id, self.epoch, self._fence
+            )
             with self._lock:
                 self._buffers.init_new(checkpoint_id, instant)
                 self._instants[checkpoint_id] = instant
@@ -372,6 +380,7 @@ class Coordinator:
                 stats,
                 metadata={table_port.STREAM_TAG: entry.checkpoint_id, "epoch": self.epoch},
                 guard=self._guard_for(info),
+                fence=self._fence,
             )
         except table_port.PERMANENT_COMMIT_ERRORS as e:
             # Torn or missing files, a write conflict, a duplicate key: this instant can
@@ -407,6 +416,7 @@ class Coordinator:
             # Called by the table under its lock right before the completed file is written.
             self.fault_hook("mid_commit", info)
             self._check_epoch()
+            self.fault_hook("after_fencing_check", info)
 
         return guard
 
@@ -420,9 +430,8 @@ class Coordinator:
             )
 
     def _rollback(self, instant: str, reason: str) -> None:
-        # The contract's rollback takes no guard, so check the epoch just before it.
-        self._check_epoch()
-        table_port.rollback(self.table, instant)
+        self._check_epoch()  # fails early; the fence token makes the rollback itself safe
+        table_port.rollback(self.table, instant, self._fence)
         self.recorder("rollback", {"instant": instant, "reason": reason})
 
     def _remove(self, entry: BufferEntry) -> None:

@@ -12,8 +12,7 @@ from typing import Any
 
 from engine.storage import Storage
 from engine.stream.write_meta import WriteMetaEvent
-
-EPOCH_FILE = ".hoodie/coordinator/epoch"
+from engine.table.fencing import advance_epoch, current_epoch
 
 
 class CheckpointStateStore:
@@ -72,21 +71,17 @@ class WriterStateStore:
 
 
 class EpochStore:
-    """The coordinator epoch: a restarted coordinator takes a higher one, fencing the old."""
+    """The coordinator epoch: a restarted coordinator takes a higher one, fencing the old.
 
-    def __init__(self, storage: Storage, path: str = EPOCH_FILE) -> None:
+    Epochs are fence domains (engine/table/fencing.py): taking one is an exclusive create,
+    and it seals every older epoch, so a zombie's staged timeline writes fail from then on.
+    """
+
+    def __init__(self, storage: Storage) -> None:
         self.storage = storage
-        self.path = path
 
     def current(self) -> int:
-        try:
-            return int(self.storage.read_bytes(self.path).decode())
-        except FileNotFoundError:
-            return -1
+        return current_epoch(self.storage)
 
     def advance(self) -> int:
-        # Coordinators start one after another (the driver restarts), so read + atomic
-        # replace is enough; a zombie only ever reads the epoch.
-        epoch = self.current() + 1
-        self.storage.write_bytes(self.path, str(epoch).encode())
-        return epoch
+        return advance_epoch(self.storage)

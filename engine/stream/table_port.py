@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -9,6 +10,7 @@ import pyarrow as pa
 
 from engine.errors import CorruptFileError, DuplicateKeyError, WriteConflictError
 from engine.table import Table
+from engine.table.fencing import epoch_domain, epoch_scope
 from engine.timeline.instant import REQUESTED
 
 # Marks the instants a stream coordinator created, so recovery never touches instants of
@@ -25,9 +27,23 @@ MISSING = "missing"
 PERMANENT_COMMIT_ERRORS = (CorruptFileError, WriteConflictError, DuplicateKeyError)
 
 
-def start_instant(table: Table, checkpoint_id: int, epoch: int) -> tuple[str, dict[str, float]]:
+def fenced_by(epoch: int | None) -> contextlib.AbstractContextManager[None]:
+    """Table operations in this block are fenced by coordinator `epoch` (None: unfenced)."""
+    return contextlib.nullcontext() if epoch is None else epoch_scope(epoch)
+
+
+def enter_epoch(table: Table, epoch: int) -> None:
+    """This table handle belongs to coordinator `epoch` (also its other users, such as a
+    compaction service sharing it)."""
+    table.fence.domain = epoch_domain(epoch)
+
+
+def start_instant(
+    table: Table, checkpoint_id: int, epoch: int, fence: int | None = None
+) -> tuple[str, dict[str, float]]:
     """REQUESTED -> INFLIGHT under the table lock with TrueTime; returns (time, timing)."""
-    inst = table.start_instant(metadata={STREAM_TAG: checkpoint_id, "coordinator_epoch": epoch})
+    with fenced_by(fence):
+        inst = table.start_instant(metadata={STREAM_TAG: checkpoint_id, "coordinator_epoch": epoch})
     timing = inst.timing
     return inst.requested_time, {
         "lock_wait_ms": timing.lock_wait_ms if timing else None,
@@ -48,12 +64,15 @@ def commit(
     stats: list[dict[str, Any]],
     metadata: dict[str, Any],
     guard: Callable[[], None] | None,
+    fence: int | None = None,
 ) -> str:
-    return table.commit(instant, stats, metadata=metadata, guard=guard)
+    with fenced_by(fence):
+        return table.commit(instant, stats, metadata=metadata, guard=guard)
 
 
-def rollback(table: Table, instant: str) -> None:
-    table.rollback(instant)
+def rollback(table: Table, instant: str, fence: int | None = None) -> None:
+    with fenced_by(fence):
+        table.rollback(instant)
 
 
 def adopt(table: Table, instant: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import CorruptInstantError, RollbackError
+from engine.errors import CorruptInstantError, InstantClaimedError, RollbackError
 from engine.timeline.instant import COMPLETED, INFLIGHT, Instant
 from engine.timeline.sequence import (
     COMPLETION_SEQ,
@@ -34,6 +34,8 @@ def rollback(table: Table, t: str, force: bool) -> Instant | None:
             )
         if current.is_completed and t not in {i.requested_time for i in timeline.instants()}:
             raise RollbackError(f"instant {t} is archived and cannot be rolled back")
+        if current.is_pending:
+            _claim(table, t)
         generated = table.generator.generate_stamped(locked=True)
         plan = {
             "rolled_back": t,
@@ -46,6 +48,15 @@ def rollback(table: Table, t: str, force: bool) -> Instant | None:
         done = _finish(table, rb, current, plan)
     table.heartbeats.stop(t)
     return done
+
+
+def _claim(table: Table, t: str) -> None:
+    """Claim the pending target first: from here on nothing completes it (a committer
+    paused past its checks fails its claim; engine/table/fencing.py)."""
+    try:
+        table.fence.claim(t, {"action": "rollback", "target": t})
+    except InstantClaimedError:
+        raise RollbackError(f"instant {t} is being completed by another process") from None
 
 
 def _generated_by(table: Table, target: Instant) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ from engine.storage import Storage
 from engine.table import compaction, rollback
 from engine.table.catalog import Catalog
 from engine.table.conflicts import check_occ, check_unique_keys
+from engine.table.fencing import Fence
 from engine.table.file_cache import FileCache
 from engine.table.heartbeat import HEARTBEAT_DIR, Heartbeats
 from engine.table.merge import META_COLUMNS
@@ -65,6 +66,7 @@ RESERVED_KEYS = frozenset(
         "num_inserts",
         "file_groups",
         "schema",
+        "fence",
         *SEQUENCE_KEYS,
     }
 )
@@ -96,15 +98,21 @@ class Table:
         self.path = storage.root
         self.clock = clock or SystemClock()
         self.writer_id = writer_id or default_owner()
-        # A lock we create is ours to close (its lease-renewal thread).
+        # Timeline writes go through the fence (engine/table/fencing.py).
+        self.fence = Fence(storage, enabled=self.safety.fencing, claims=self.safety.put_if_absent)
+        # A lock we create is ours to close (its lease-renewal thread); a waiter that takes
+        # over an expired lease revokes its holder's fence grant.
         self._own_lock = (
-            None if lock else FileLock(storage, holder_id=self.writer_id, clock=self.clock)
+            None
+            if lock
+            else FileLock(storage, holder_id=self.writer_id, on_takeover=self.fence.revoke)
         )
         self.lock: LockProvider = lock or self._own_lock
         self.lock_timeout_s = lock_timeout_s
         self._declared_schema = schema
         self._learned_schema: pa.Schema | None = None
         self.timeline = ActiveTimeline(storage, self.safety)
+        self.timeline.fence = self.fence
         self.catalog = Catalog(storage, self.timeline, self.safety, FileCache(cache_bytes))
         self.generator = InstantTimeGenerator(
             self.clock,
@@ -311,6 +319,7 @@ class Table:
                 "num_deletes": sum(s.num_deletes for s in effective),
                 "num_inserts": sum(s.num_inserts or 0 for s in effective),
                 "schema": self._schema_text(effective),
+                "fence": self.fence.token,  # the epoch / lock token this commit was made under
             }
             self.timeline.complete(current.with_state(INFLIGHT), completion, meta)
         self._started.pop(t, None)
@@ -500,14 +509,23 @@ class _TimedLock:
 
     def __enter__(self) -> _TimedLock:
         t0 = time.perf_counter()
-        self.table.lock.acquire(self.table.lock_timeout_s)
+        lock = self.table.lock
+        lock.acquire(self.table.lock_timeout_s)
         self.wait_ms = (time.perf_counter() - t0) * 1000
+        try:
+            self.table.fence.open(getattr(lock, "token", None))  # this hold's fencing grant
+        except BaseException:
+            lock.release()
+            raise
         self.table.timeline.pin()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.table.timeline.unpin()
-        self.table.lock.release()
+        try:
+            self.table.fence.close()
+        finally:
+            self.table.lock.release()
 
 
 def _effective(stats: list[WriteStat], t: str) -> tuple[list[WriteStat], list[str]]:

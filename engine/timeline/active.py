@@ -57,6 +57,9 @@ class ActiveTimeline:
         self._rollback_targets: dict[str, str] = {}  # rollback requested time -> target
         self._pins = 0  # > 0 while this process holds the table lock
         self._pinned_fresh = False  # reloaded since the lock was taken
+        # engine.table.fencing.Fence, set by the table: while it is active (a lock hold
+        # with fencing on) transitions are staged in the hold's grant, then published.
+        self.fence: Any = None
 
     # -- pinning -----------------------------------------------------------------------
 
@@ -238,11 +241,11 @@ class ActiveTimeline:
         path = f"{TIMELINE_DIR}/{instant.file_name}"
         data = encode_metadata(metadata or {})
         if not self.safety.put_if_absent:
-            self.storage.write_bytes(path, data)  # last writer silently wins
+            self._write(path, data, exclusive=False)  # last writer silently wins
             self._put(instant)
             return instant
         try:
-            self.storage.put_if_absent(path, data)
+            self._write(path, data, exclusive=True)
         except FileExistsError:
             raise InstantExistsError(self.storage.full_path(path)) from None
         # The same time under another action, or already completed (its pending files gone).
@@ -263,7 +266,7 @@ class ActiveTimeline:
 
     def transition_to_inflight(self, instant: Instant) -> Instant:
         inflight = instant.with_state(INFLIGHT)
-        self.storage.write_bytes(f"{TIMELINE_DIR}/{inflight.file_name}", b"")
+        self._write(f"{TIMELINE_DIR}/{inflight.file_name}", b"", exclusive=False)
         self._put(inflight)
         return inflight
 
@@ -272,13 +275,12 @@ class ActiveTimeline:
         done = instant.with_state(COMPLETED, completion_time)
         path = f"{TIMELINE_DIR}/{done.file_name}"
         data = encode_metadata(metadata)
-        if self.safety.put_if_absent:
-            try:
-                self.storage.put_if_absent(path, data)
-            except FileExistsError:
-                raise InstantExistsError(self.storage.full_path(path)) from None
-        else:
-            self.storage.write_bytes(path, data)
+        exclusive = self.safety.put_if_absent
+        try:
+            # The claim keyed by the requested time alone: a second completion fails.
+            self._write(path, data, exclusive=exclusive, claim=instant.requested_time)
+        except FileExistsError:
+            raise InstantExistsError(self.storage.full_path(path)) from None
         self._meta[done.file_name] = metadata
         self._put(done)
         # The completed file is the commit point: leftover pending files are harmless (the
@@ -286,6 +288,14 @@ class ActiveTimeline:
         with contextlib.suppress(OSError):
             self.remove_pending(instant)
         return done
+
+    def _write(self, path: str, data: bytes, exclusive: bool, claim: str | None = None) -> None:
+        if self.fence is not None and self.fence.active:
+            self.fence.write(path, data, exclusive=exclusive, claim=claim)
+        elif exclusive:
+            self.storage.put_if_absent(path, data)
+        else:
+            self.storage.write_bytes(path, data)
 
     def remove_pending(self, instant: Instant) -> None:
         for state in (INFLIGHT, REQUESTED):

@@ -35,12 +35,12 @@ def test_reloads_list_again_once_the_lock_is_released(tmp_path):
     with table._locked():
         table.timeline.reload()
         table.timeline.reload()
-    assert len(lists) == 1
+    assert len([p for p in lists if p.endswith("timeline")]) == 1
     # Another writer commits after the lock was released: the next reload must see it.
     instant = other.start_instant()
     other.commit(instant, other.write_files(instant, _rows(0), op="insert"))
     assert table.timeline.reload().completed()[-1].requested_time == instant.requested_time
-    assert len(lists) == 2
+    assert len([p for p in lists if p.endswith("timeline")]) == 2
 
 
 def test_the_holders_own_instants_are_seen_while_pinned(tmp_path):
