@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import functools
+import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from harness.scenario import ScenarioError, expand_matrix, load_scenario
+from harness.scenario.base import MAX_COUNT, MAX_PARALLEL
 
 EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 VERDICT_EXIT = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_ERROR}
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
-err = Console(stderr=True)
-out = Console()
+# soft_wrap: a long line stays one line (a path is not cut in two), as tools expect.
+err = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True)
 
 ScenarioArg = Annotated[Path, typer.Argument(help="scenario YAML file")]
 SetOpt = Annotated[
@@ -24,12 +30,46 @@ SetOpt = Annotated[
 ]
 
 
+def _fail(message: object) -> NoReturn:
+    """Exit 2 with the message verbatim on stderr, one line per problem (no terminal markup:
+    a `[x]` in a path or an allowed pattern must stay as it is)."""
+    for line in str(message).splitlines() or [""]:
+        typer.echo(line, err=True)
+    raise typer.Exit(EXIT_ERROR)
+
+
+Command = TypeVar("Command", bound=Callable)
+
+
+def _stops_cleanly(command: Command) -> Command:
+    """For commands that start processes: SIGINT and SIGTERM (a CI time-out, `docker stop`)
+    stop them one way (harness.runner.interrupt), then exit 2 with one line, as does a
+    cluster that cannot start."""
+
+    @functools.wraps(command)
+    def guarded(*args, **kwargs):
+        from harness.runner.interrupt import as_interrupted, signals_interrupt
+        from infra.cluster import ClusterError
+
+        try:
+            with signals_interrupt():
+                return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            stopped = as_interrupted(exc)
+            where = f"; partial results (verdict unknown) in {stopped.run_dir}"
+            _fail(f"interrupted by {stopped.name}{where if stopped.run_dir else ''}")
+        except ClusterError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            _fail(f"cluster: {first}")
+
+    return guarded  # type: ignore[return-value]
+
+
 def _load(path: Path, overrides: list[str] | None):
     try:
         return load_scenario(path, overrides or [])
     except ScenarioError as exc:
-        err.print(f"[red]invalid scenario[/red]\n{exc}", highlight=False)
-        raise typer.Exit(EXIT_ERROR) from None
+        _fail(exc)
 
 
 @app.command()
@@ -37,10 +77,11 @@ def validate(scenario: ScenarioArg, set_: SetOpt = None) -> None:
     """Parse and check a scenario file without running it."""
     loaded = _load(scenario, set_)
     variants = expand_matrix(loaded)
-    out.print(f"{scenario}: valid ({len(variants)} variant(s))")
+    out.print(f"{scenario}: valid ({len(variants)} variant(s))", markup=False)
 
 
 @app.command()
+@_stops_cleanly
 def run(
     scenario: ScenarioArg,
     out_dir: Annotated[Path, typer.Option("--out", help="where run directories go")] = Path("runs"),
@@ -68,20 +109,32 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
     """Render report.html and report.md of a run directory (from its result files)."""
     from reports import render_run
 
-    if not (run_dir / "result.json").exists():
-        err.print(f"{run_dir}: not a run directory (no result.json)")
-        raise typer.Exit(EXIT_ERROR)
-    html, md = render_run(run_dir)
-    out.print(f"{html}\n{md}")
+    if not (run_dir / "result.json").is_file():
+        _fail(f"{run_dir}: not a run directory (no result.json)")
+    try:
+        result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        _fail(f"{run_dir / 'result.json'}: not readable as JSON ({' '.join(str(exc).split())})")
+    if not isinstance(result, dict) or result.get("verdict") not in VERDICT_EXIT:
+        _fail(f"{run_dir / 'result.json'}: not a run result (needs verdict valid|invalid|unknown)")
+    try:
+        html, md = render_run(run_dir)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        # A run directory whose result files were damaged or cut short.
+        _fail(f"{run_dir}: cannot render its result files ({type(exc).__name__}: {exc})")
+    out.print(f"{html}\n{md}", markup=False)
 
 
 @app.command()
+@_stops_cleanly
 def compare(
     scenario: ScenarioArg,
     axis: Annotated[
         str | None, typer.Option(help="compare along KEY=V1,V2 instead of the matrix")
     ] = None,
-    repeat: Annotated[int | None, typer.Option(help="repetitions per variant")] = None,
+    repeat: Annotated[
+        int | None, typer.Option(help="repetitions per variant", min=1, max=MAX_COUNT)
+    ] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="where results go")] = Path("runs"),
     set_: SetOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress display")] = False,
@@ -95,23 +148,22 @@ def compare(
         try:
             loaded = with_axis(loaded, axis)
         except ScenarioError as exc:
-            err.print(f"[red]invalid --axis[/red]\n{exc}", highlight=False)
-            raise typer.Exit(EXIT_ERROR) from None
+            _fail(exc)
     try:
         result = run_comparison(
             loaded, out_dir, repeat, quiet, on_run=lambda o: render_run(o.paths.root)
         )
     except ValueError as exc:
-        err.print(str(exc))
-        raise typer.Exit(EXIT_ERROR) from None
+        _fail(exc)
     dirs = {v: [o.paths.root for o in outs] for v, outs in result.runs.items()}
     page = render_comparison(dirs, result.out_dir, result.table)
     _print_comparison(result.variants, result.table)
-    out.print(f"[bold]{page}[/bold]")
+    out.print(f"[bold]{escape(str(page))}[/bold]")
     raise typer.Exit(max(VERDICT_EXIT.get(v, EXIT_ERROR) for v in result.verdicts))
 
 
 @app.command()
+@_stops_cleanly
 def nightly(
     suite: Annotated[Path, typer.Argument(help="suite YAML (scenarios/suites/)")],
     store: Annotated[Path, typer.Option(help="results store (Parquet, query with SQL)")] = Path(
@@ -128,16 +180,16 @@ def nightly(
     try:
         result = run_nightly(suite, store, quiet, on_run=lambda o: render_run(o.paths.root))
     except SuiteError as exc:
-        err.print(f"[red]invalid suite[/red]\n{exc}", highlight=False)
-        raise typer.Exit(EXIT_ERROR) from None
+        _fail(exc)
     page = render_nightly(result.out_dir)
     for finding in result.regressions:
-        out.print(f"[red]regression[/red] {finding}")
-    out.print(f"[bold]{page}[/bold]")
+        out.print(f"[red]regression[/red] {escape(str(finding))}")
+    out.print(f"[bold]{escape(str(page))}[/bold]")
     raise typer.Exit(result.exit_code)
 
 
 @app.command()
+@_stops_cleanly
 def capacity(
     scenario: ScenarioArg,
     rates: Annotated[str | None, typer.Option(help="ingest rates to try, e.g. 5000,10000")] = None,
@@ -162,11 +214,10 @@ def capacity(
             loaded, out_dir, quiet, grid, on_run=lambda o: render_run(o.paths.root)
         )
     except ValueError as exc:
-        err.print(str(exc))
-        raise typer.Exit(EXIT_ERROR) from None
+        _fail(exc)
     page = render_capacity(result.out_dir)
-    out.print(result.recommendation)
-    out.print(f"[bold]{page}[/bold]")
+    out.print(result.recommendation, markup=False)
+    out.print(f"[bold]{escape(str(page))}[/bold]")
     raise typer.Exit(result.exit_code)
 
 
@@ -174,37 +225,34 @@ Backend = Annotated[str, typer.Option("--backend", help="standalone | docker")]
 
 
 @app.command()
+@_stops_cleanly
 def cluster(
     action: Annotated[str, typer.Argument(help="up | down | status")],
     backend: Backend = "standalone",
-    workers: Annotated[int, typer.Option(help="workers (up)")] = 2,
-    cores_per_worker: Annotated[int, typer.Option(help="cores per worker (up)")] = 1,
+    workers: Annotated[int, typer.Option(help="workers (up)", min=1, max=MAX_PARALLEL)] = 2,
+    cores_per_worker: Annotated[
+        int, typer.Option(help="cores per worker (up)", min=1, max=MAX_PARALLEL)
+    ] = 1,
     mount: Annotated[
         list[Path] | None, typer.Option(help="docker: directories mounted at the same path")
     ] = None,
 ) -> None:
     """Start, stop or inspect a Spark cluster by hand (the state is kept for `down`)."""
     from infra.cli import cluster_down, cluster_status, cluster_up, format_status
-    from infra.cluster import ClusterError
 
     if action not in ("up", "down", "status") or backend not in ("standalone", "docker"):
-        err.print(
+        _fail(
             f"cluster {action} --backend {backend}: allowed actions up | down | status, "
             "backends standalone | docker"
         )
-        raise typer.Exit(EXIT_ERROR)
-    try:
-        if action == "up":
-            info = cluster_up(backend, workers, cores_per_worker, mounts=mount)
-            out.print(f"{backend} cluster up: {info.master_url}")
-        elif action == "down":
-            cluster_down(backend)
-            out.print(f"{backend} cluster down")
-        else:
-            out.print(format_status(cluster_status(backend)))
-    except ClusterError as exc:
-        err.print(f"[red]{exc}[/red]")
-        raise typer.Exit(EXIT_ERROR) from None
+    if action == "up":  # a ClusterError: exit 2, one line (_stops_cleanly)
+        info = cluster_up(backend, workers, cores_per_worker, mounts=mount)
+        out.print(f"{backend} cluster up: {info.master_url}", markup=False)
+    elif action == "down":
+        cluster_down(backend)
+        out.print(f"{backend} cluster down", markup=False)
+    else:
+        out.print(format_status(cluster_status(backend)), markup=False)
 
 
 def _print_comparison(variants: list[str], table: list[dict]) -> None:
@@ -239,11 +287,11 @@ def _print_comparison(variants: list[str], table: list[dict]) -> None:
 
 def _print_summary(root: Path, result: dict) -> None:
     colour = {"valid": "green", "invalid": "red"}.get(result["verdict"], "yellow")
-    out.print(f"[bold]{root}[/bold]: [{colour}]{result['verdict']}[/{colour}]")
+    out.print(f"[bold]{escape(str(root))}[/bold]: [{colour}]{result['verdict']}[/{colour}]")
     for name, check in result.get("checks", {}).items():
-        out.print(f"  {name}: {check.get('verdict')}")
+        out.print(f"  {name}: {check.get('verdict')}", markup=False)
     if result.get("error"):
-        out.print(f"  error: {result['error']}")
+        out.print(f"  error: {result['error']}", markup=False)
     mode = result.get("environment", {}).get("instant_mode", {})
     if mode.get("effective") != mode.get("requested"):
         out.print(

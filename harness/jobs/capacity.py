@@ -167,6 +167,9 @@ def run_capacity(
 
     slo = SloSpec(scenario.slo.freshness_p99_s, grid.backlog_growth)
     configs = [Config(w, s) for w in grid.writers for s in grid.intervals]
+    for config in configs:  # a grid value out of range is an input error, before any run
+        for rate in grid.rates:
+            point_scenario(scenario, grid, rate, config)
     points = sweep(configs, grid.rates, run_point, slo)
     cluster = scenario.cluster
     where = f"{cluster.backend}, {cluster.workers} worker(s) x {cluster.cores_per_worker} core(s)"

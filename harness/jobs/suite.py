@@ -122,5 +122,7 @@ def _entry(suite: Path, index: int, spec: EntrySpec) -> SuiteEntry:
     try:
         scenario = load_scenario(file, spec.set)
     except ScenarioError as exc:
-        raise SuiteError(f"{suite}: scenarios.{index} ({spec.scenario}):\n{exc}") from None
+        # One line per problem, each naming the suite entry and the scenario's key.
+        lines = (f"{suite}: scenarios.{index}: {line}" for line in str(exc).splitlines())
+        raise SuiteError("\n".join(lines)) from None
     return SuiteEntry(spec.id or scenario.name, file, tuple(spec.set), spec.repeat, scenario)

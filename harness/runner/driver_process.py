@@ -8,7 +8,15 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from infra.cluster.procs import pids_with_env, signal_pids, wait_gone
+
+# Every process of one driver carries this marker (the JVM and the Python workers inherit
+# it): PySpark's worker daemon puts itself in a process group of its own, and after the
+# JVM died its workers are nobody's children, so neither the group nor the tree finds them.
+DRIVER_ENV = "INSTANTBENCH_DRIVER"
 
 
 class DriverProcess:
@@ -16,7 +24,13 @@ class DriverProcess:
         # `env`: a cluster backend's driver environment (e.g. the executors' Python).
         self.config_path = config_path
         self.log_path = log_path
-        self.env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", **(env or {})}
+        self.marker = str(log_path)  # one log per driver process of a run: unique
+        self.env = {
+            **os.environ,
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            **(env or {}),
+            DRIVER_ENV: self.marker,
+        }
         self.proc: subprocess.Popen | None = None
         self.starts = 0
 
@@ -49,16 +63,25 @@ class DriverProcess:
         self.kill_group()
 
     def kill_group(self) -> None:
-        """Reap leftovers (the JVM, Python workers) of a driver that already died."""
+        """Reap leftovers (the JVM, Python workers) of a driver that already died: its
+        process group and every process with its marker."""
         if self.proc:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
+            left = self.processes()
+            signal_pids(left, signal.SIGKILL)
+            wait_gone(left, 5.0)
 
-    def wait(self, timeout_s: float) -> int | None:
+    def processes(self) -> list[int]:
+        """Live processes of this driver (it, its JVM, its Python workers)."""
+        return pids_with_env(DRIVER_ENV, self.marker)
+
+    def wait(self, timeout_s: float, hurry: Callable[[], bool] = lambda: False) -> int | None:
+        """The exit code, or None after timeout_s or as soon as `hurry()` says so."""
         deadline = time.time() + timeout_s
-        while time.time() < deadline:
+        while time.time() < deadline and not hurry():
             code = self.exit_code()
             if code is not None:
                 return code
             time.sleep(0.2)
-        return None
+        return self.exit_code()

@@ -17,6 +17,7 @@ from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
 from harness.runner.driver_config import driver_config, fault_occurrences
+from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
 from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunPaths, new_run_dir
 from harness.runner.supervisor import Supervisor
@@ -27,6 +28,9 @@ from harness.workload.background import Background, start_background
 
 STARTUP_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 120
+# After SIGINT / SIGTERM: how long the driver may take to stop on its own before it and
+# its processes are killed (`docker stop` and CI time-outs kill everything after ~10 s).
+INTERRUPT_STOP_S = 5
 
 
 class RunError(RuntimeError):
@@ -98,7 +102,8 @@ def run_scenario(
         return _run(scenario, paths, variant, quiet, master, cluster)
     finally:
         if cluster is not None:
-            cluster.down()
+            with signals_held():  # a second Ctrl-C must not leave half the cluster running
+                cluster.down()
 
 
 def start_cluster(scenario: Scenario, paths: RunPaths):
@@ -145,6 +150,7 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
     law = rate_law(cfg.rate, scenario.run_s)
     status_file = Path(cfg.status_file)
     error: str | None = None
+    interrupted: Interrupted | None = None
     background = Background()
     skew: SkewApplier | None = None
     with RunProgress(run_id, scenario.run_s, quiet) as progress:
@@ -190,18 +196,45 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
                 time.sleep(0.05)
         except (RunError, RuntimeError) as exc:
             error = str(exc)
+        except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (harness.runner.interrupt)
+            interrupted = as_interrupted(exc)
         finally:
-            progress.note("stopping...")
-            if skew is not None:
-                skew.stop()
-            background.stop()
-            code = supervisor.stop(STOP_TIMEOUT_S)
-            if error is None and code != 0:
+            with signals_held() as held:
+                progress.note("stopping...")
+                if skew is not None:
+                    skew.stop()
+                background.stop()
+                timeout = INTERRUPT_STOP_S if interrupted else STOP_TIMEOUT_S
+                code = supervisor.stop(timeout, hurry=held.arrived)
+                interrupted = interrupted or held.take()
+            if interrupted is None and error is None and code != 0:
                 error = (
                     f"the pipeline driver did not stop cleanly (exit {code}); see "
                     f"{supervisor.driver.log_path}"
                 )
+    if interrupted is not None:
+        error = _interrupted_error(interrupted, supervisor.t0)
     history.record("run_end", status="error" if error else "ok", error=error)
-    result = analyse_run(scenario, paths, run_id, variant, error)
+    if interrupted is None:
+        try:
+            result = _write_result(scenario, paths, variant, error)
+            return RunOutcome(paths, result)
+        except KeyboardInterrupt as exc:  # while checking: the checks are not done
+            interrupted = as_interrupted(exc)
+            error = _interrupted_error(interrupted, supervisor.t0, "while checking")
+    with signals_held() as held:  # what the run has, with verdict unknown
+        _write_result(scenario, paths, variant, error)
+        held.take()
+    interrupted.run_dir = paths.root
+    raise interrupted
+
+
+def _interrupted_error(interrupted: Interrupted, t0: float | None, when: str = "") -> str:
+    at = f" at {time.time() - t0:.1f} s" if t0 is not None else " during start-up"
+    return f"interrupted by {interrupted.name}{at}{' ' + when if when else ''}; partial results"
+
+
+def _write_result(scenario: Scenario, paths: RunPaths, variant: str | None, error: str | None):
+    result = analyse_run(scenario, paths, paths.root.name, variant, error)
     paths.result.write_text(json.dumps(result, indent=2, default=str))
-    return RunOutcome(paths, result)
+    return result

@@ -60,6 +60,7 @@ class Supervisor:
         self.restarts = 0
         self.t0: float | None = None
         self._zombies: list[tuple[DriverProcess, Occurrence, float]] = []  # + resume time
+        self._reaping: list[tuple[threading.Timer, DriverProcess]] = []  # resumed zombies
 
     def _new_driver(self) -> DriverProcess:
         n = getattr(self, "restarts", 0)
@@ -189,17 +190,23 @@ class Supervisor:
         self.fired.mark(pause_resumed(o.label))  # a driver held at a seam goes on
         os.killpg(zombie.pid, signal.SIGCONT)
         self.history.record("driver_resumed", pid=zombie.pid, label=o.label)
-        threading.Timer(ZOMBIE_GRACE_S, zombie.kill).start()
+        timer = threading.Timer(ZOMBIE_GRACE_S, zombie.kill)
+        timer.start()
+        self._reaping.append((timer, zombie))
 
-    def stop(self, timeout_s: float) -> int | None:
-        """Ask the live driver to stop; reap every process it or a zombie left."""
+    def stop(self, timeout_s: float, hurry: Callable[[], bool] = lambda: False) -> int | None:
+        """Ask the live driver to stop (SIGKILL after timeout_s, or once `hurry()`); reap
+        every process it or a zombie left."""
         self.stop_file.touch()
-        code = self.driver.wait(timeout_s)
+        code = self.driver.wait(timeout_s, hurry)
         if code is None:
             self.driver.kill()
         else:
             self._driver_exited(code)  # a crash fault may have hit it while stopping
         self.driver.kill_group()
+        for timer, zombie in self._reaping:
+            timer.cancel()
+            zombie.kill()
         for zombie, *_ in self._zombies:
             zombie.kill()
         return code

@@ -5,9 +5,30 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from harness.scenario.keys import child_names, step, union_tags, unknown_key_message
+from harness.scenario.keys import (
+    child_names,
+    field_bounds,
+    step,
+    union_tags,
+    unknown_key_message,
+)
 
 _MISSING = object()
+MAX_SHOWN = 80  # characters of a bad value shown in a message
+
+# Pydantic's type errors, as what the key takes.
+_TYPES = {
+    "int_type": "must be an integer",
+    "float_type": "must be a number",
+    "string_type": "must be text",
+    "bool_type": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be a mapping of keys",
+    "model_type": "must be a mapping of keys",
+    "model_attributes_type": "must be a mapping of keys",
+    "finite_number": "must be a finite number",
+}
+_BOUND_KINDS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
 
 
 @dataclass(frozen=True)
@@ -17,11 +38,19 @@ class Problem:
     value: Any = _MISSING
 
     def text(self) -> str:
+        """One line: the key, what is wrong and allowed, the value given."""
         # A whole section as the "value" buries the message; the key already points at it.
         shown = self.value is not _MISSING and not isinstance(self.value, dict)
-        got = f" (got {self.value!r})" if shown else ""
+        got = f" (got {_shown(self.value)})" if shown else ""
         where = f"{self.key}: " if self.key else ""
-        return f"{where}{self.message}{got}"
+        return " ".join(f"{where}{self.message}{got}".split())
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "an empty value"
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else f"{text[: MAX_SHOWN - 3]}..."
 
 
 class ScenarioError(ValueError):
@@ -61,7 +90,36 @@ def _one(root: type[BaseModel], error: Any) -> Problem:
     if kind == "value_error":
         # Our own validators already phrase the allowed values.
         return Problem(key, str(ctx.get("error", error["msg"])), value)
+    if kind == "int_type" and isinstance(value, float):
+        return Problem(
+            key, "must be an integer, written without a decimal point or exponent", value
+        )
+    if kind in _TYPES:
+        return Problem(key, _TYPES[kind], value)
+    if kind in _BOUND_KINDS:
+        return Problem(key, f"out of range; allowed: {_range(root, key, ctx)}", value)
+    if kind == "string_pattern_mismatch":
+        return Problem(key, f"not allowed; allowed: text matching {ctx['pattern']}", value)
+    if kind in ("string_too_short", "too_short") and ctx.get("min_length") == 1:
+        return Problem(key, "must not be empty", value)
+    if kind in ("string_too_long", "too_long"):
+        return Problem(key, f"too long; allowed: at most {ctx['max_length']}", value)
     return Problem(key, error["msg"], value)
+
+
+def _range(root: type[BaseModel], key: str, ctx: dict[str, Any]) -> str:
+    """`1 <= writers <= 64`: both bounds of the key, not only the one it crossed."""
+    bounds = {b: _number(v) for b, v in {**field_bounds(root, key), **ctx}.items()}
+    low = next((f"{bounds[b]} {op} " for b, op in (("ge", "<="), ("gt", "<")) if b in bounds), "")
+    high = next((f" {op} {bounds[b]}" for b, op in (("le", "<="), ("lt", "<")) if b in bounds), "")
+    return f"{low}{key.rpartition('.')[2] or 'value'}{high}"
+
+
+def _number(value: Any) -> str:
+    """10000000, not 1e+07; 0.1 stays 0.1."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
 
 
 def _key_path(root: type[BaseModel], loc: tuple[Any, ...]) -> tuple[list[str], list[str]]:

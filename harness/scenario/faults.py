@@ -10,7 +10,15 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from harness.scenario.base import NonNegFloat, PosFloat, PosInt, Strict
+from harness.scenario.base import (
+    MAX_LATENCY_MS,
+    Count,
+    DriftPpm,
+    PosSeconds,
+    Seconds,
+    SkewMs,
+    Strict,
+)
 
 _FORM_PATTERNS = {
     "writer:N": r"writer:\d+",
@@ -40,7 +48,7 @@ SkewTarget = _target("coordinator", "writer:N", "batch_writer:N", "worker:N", "a
 
 
 class _Fault(Strict):
-    at_s: NonNegFloat
+    at_s: Seconds
     seed: int | None = None
 
     @property
@@ -52,8 +60,8 @@ class _Fault(Strict):
 class _Repeating(_Fault):
     """`count` occurrences `every_s` apart (count None: once, or until the run ends)."""
 
-    every_s: PosFloat | None = None
-    count: PosInt | None = None
+    every_s: PosSeconds | None = None
+    count: Count | None = None
 
 
 class WriterCrash(_Repeating):
@@ -81,15 +89,15 @@ class CoordinatorPause(_Fault):
 
     kind: Literal["coordinator_pause"]
     target: Literal["coordinator"] = "coordinator"
-    duration_s: PosFloat = 10
+    duration_s: PosSeconds = 10
     point: CoordinatorPoint | None = None
 
 
 class _Counted(_Fault):
     """`count` is how many ACKs / operations / files are hit; `every_s` repeats that."""
 
-    count: PosInt = 1
-    every_s: PosFloat | None = None
+    count: Count = 1
+    every_s: PosSeconds | None = None
 
 
 class _AckFault(_Counted):
@@ -102,7 +110,7 @@ class DropAck(_AckFault):
 
 class DelayAck(_AckFault):
     kind: Literal["delay_ack"]
-    delay_s: PosFloat
+    delay_s: PosSeconds
 
 
 class StaleAck(_AckFault):
@@ -116,10 +124,10 @@ class ClockSkew(_Fault):
 
     kind: Literal["clock_skew"]
     target: SkewTarget = "coordinator"
-    duration_s: PosFloat | None = None
-    offset_ms: float | None = None
-    drift_ppm: float | None = None
-    jump_ms: float | None = None
+    duration_s: PosSeconds | None = None
+    offset_ms: SkewMs | None = None
+    drift_ppm: DriftPpm | None = None
+    jump_ms: SkewMs | None = None
 
     @model_validator(mode="after")
     def _exactly_one_skew(self) -> "ClockSkew":
@@ -132,9 +140,9 @@ class ClockSkew(_Fault):
 
 class StorageLatency(_Fault):
     kind: Literal["storage_latency"]
-    latency_ms: PosFloat
+    latency_ms: Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)]
     ops: list[Literal["get", "put", "list", "rename", "delete"]] | None = None  # None: all ops
-    duration_s: PosFloat | None = None
+    duration_s: PosSeconds | None = None
 
 
 class StorageError(_Counted):
@@ -155,7 +163,7 @@ class WorkerKill(_Repeating):
 class WorkerPause(_Fault):
     kind: Literal["worker_pause"]
     target: WorkerTarget = "random"
-    duration_s: PosFloat = 10
+    duration_s: PosSeconds = 10
 
 
 Fault = Annotated[

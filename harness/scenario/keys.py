@@ -112,6 +112,36 @@ def resolve(root: type[BaseModel], dotted: str) -> list[Any]:
     return tps
 
 
+_BOUNDS = ("ge", "gt", "le", "lt")
+
+
+def _bounds_of(obj: Any) -> dict[str, Any]:
+    """ge/gt/le/lt of a constraint, a FieldInfo or a type (an optional type keeps them in
+    its Annotated argument)."""
+    found = {b: getattr(obj, b) for b in _BOUNDS if getattr(obj, b, None) is not None}
+    for meta in getattr(obj, "metadata", ()):
+        found |= _bounds_of(meta)
+    annotation = getattr(obj, "annotation", obj)
+    if get_origin(annotation) in (Annotated, Union, types.UnionType):
+        for arg in get_args(annotation):
+            found |= _bounds_of(arg)
+    return found
+
+
+def field_bounds(root: type[BaseModel], dotted: str) -> dict[str, Any]:
+    """The numeric bounds (ge, gt, le, lt) the model puts on a dotted key; {} if none."""
+    parent, _, leaf = dotted.rpartition(".")
+    try:
+        tps = resolve(root, parent) if parent else [root]
+    except DottedKeyError:
+        return {}
+    for tp in tps:
+        for member in _members(tp):
+            if _is_model(member) and leaf in member.model_fields:
+                return _bounds_of(member.model_fields[leaf])
+    return {}
+
+
 def unknown_key_message(parent: list[str], segment: str, allowed: list[str]) -> str:
     prefix = ".".join(parent)
     full = f"{prefix}.{segment}" if prefix else segment

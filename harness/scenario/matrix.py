@@ -1,6 +1,7 @@
 """Matrix expansion: one validated scenario per combination of the matrix values."""
 
 import itertools
+import math
 import re
 from typing import Any
 
@@ -8,6 +9,9 @@ from harness.scenario.errors import Problem, ScenarioError
 from harness.scenario.loader import validate_scenario
 from harness.scenario.model import Scenario
 from harness.scenario.overrides import set_dotted
+
+# Each variant is a run (45-95 s); more than this is a typo, not a plan.
+MAX_VARIANTS = 256
 
 
 def _slug(value: Any) -> str:
@@ -35,6 +39,10 @@ def expand_matrix(scenario: Scenario) -> list[tuple[str, Scenario]]:
     if not scenario.matrix:
         return [("", scenario)]
     keys = list(scenario.matrix)
+    count = math.prod(len(scenario.matrix[k]) for k in keys)
+    if count > MAX_VARIANTS:
+        problem = Problem("matrix", f"{count} variants; allowed: at most {MAX_VARIANTS}")
+        raise ScenarioError(scenario.source_file, [problem])
     base = scenario.model_dump(mode="json")
     base["matrix"] = {}
     variants: list[tuple[str, Scenario]] = []

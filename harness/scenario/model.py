@@ -11,7 +11,17 @@ from pydantic import Field, PrivateAttr, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
 from engine.config import Safety
-from harness.scenario.base import NonNegFloat, NonNegInt, PosFloat, PosInt, Strict
+from harness.scenario.base import (
+    MAX_PARALLEL,
+    MAX_RUN_S,
+    Count,
+    LatencyMs,
+    Parallel,
+    PosSeconds,
+    Rows,
+    Seconds,
+    Strict,
+)
 from harness.scenario.faults import Fault
 from harness.scenario.keys import get_dotted
 from harness.scenario.rate import ConstantRate, Rate
@@ -22,38 +32,38 @@ CheckName = Literal["exactly_once", "timeline", "unique_keys", "bank", "isolatio
 
 class Cluster(Strict):
     backend: Literal["local", "standalone", "docker"] = "local"
-    workers: PosInt = 2
-    cores_per_worker: PosInt = 1
+    workers: Parallel = 2
+    cores_per_worker: Parallel = 1
 
 
 class Storage(Strict):
-    latency_ms: NonNegFloat = 0
+    latency_ms: LatencyMs = 0
 
 
 class Compaction(Strict):
-    every_s: NonNegFloat = 0  # 0 = off; mor tables only
+    every_s: Seconds = 0  # 0 = off; mor tables only
 
 
 class TableSpec(Strict):
     type: Literal["cow", "mor"] = "cow"
-    key: str = "id"
-    file_groups: PosInt = 8
+    key: Literal["id"] = "id"  # the harness's rows carry their record key in `id`
+    file_groups: Annotated[int, Field(ge=1, le=4096)] = 8
     index: Literal["bucket", "dynamic"] = "bucket"
     storage: Storage = Field(default_factory=Storage)
     compaction: Compaction = Field(default_factory=Compaction)
-    path: str | None = None  # None: the table lives in the run directory
+    path: Annotated[str, Field(min_length=1)] | None = None  # None: in the run directory
 
 
 class Source(Strict):
     mode: Literal["append", "upsert", "bank"] = "append"
     rate: Rate = Field(default_factory=ConstantRate)
-    keys: PosInt = 100000
-    accounts: Annotated[int, Field(ge=2)] = 8  # a transfer needs two accounts
-    payload_bytes: NonNegInt = 100
+    keys: Annotated[int, Field(ge=1, le=1_000_000_000)] = 100000
+    accounts: Annotated[int, Field(ge=2, le=1_000_000)] = 8  # a transfer needs two
+    payload_bytes: Annotated[int, Field(ge=0, le=1 << 20)] = 100
 
 
 class TrueTime(Strict):
-    max_skew_ms: NonNegFloat = 200
+    max_skew_ms: LatencyMs = 200
 
 
 # The engine's safety switches, one key each (all on by default); the detection table turns
@@ -68,35 +78,35 @@ SafetySpec = create_model(
 class EngineSpec(Strict):
     instant_mode: Literal["async", "blocking"] = "async"
     sink: Literal["engine", "raw_parquet"] = "engine"
-    checkpoint_interval_s: PosFloat = 2
-    writers: PosInt = 2
-    write_batch_rows: PosInt = 50000
+    checkpoint_interval_s: Annotated[float, Field(ge=0.1, le=3600)] = 2
+    writers: Parallel = 2
+    write_batch_rows: Rows = 50000
     truetime: TrueTime = Field(default_factory=TrueTime)
-    commit_ack_timeout_s: PosFloat = 60
+    commit_ack_timeout_s: PosSeconds = 60
     safety: SafetySpec = Field(default_factory=SafetySpec)
 
 
 class BatchWriters(Strict):
-    count: NonNegInt = 0
-    every_s: PosFloat = 1
+    count: Annotated[int, Field(ge=0, le=MAX_PARALLEL)] = 0
+    every_s: PosSeconds = 1
     op: Literal["upsert", "insert", "transfer"] = "upsert"
-    rows_per_commit: PosInt = 1000
+    rows_per_commit: Rows = 1000
 
 
 class Readers(Strict):
-    concurrent: NonNegInt = 1
-    every_s: PosFloat = 5
+    concurrent: Annotated[int, Field(ge=0, le=MAX_PARALLEL)] = 1
+    every_s: PosSeconds = 5
 
 
 class Slo(Strict):
-    freshness_p99_s: PosFloat | None = 10
+    freshness_p99_s: PosSeconds | None = 10
 
 
 class Scenario(Strict):
-    name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]
-    seed: int = 42
-    warmup_s: NonNegFloat = 10
-    duration_s: PosFloat = 60
+    name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$", max_length=64)]
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 42
+    warmup_s: Seconds = 10
+    duration_s: Annotated[float, Field(ge=1, le=MAX_RUN_S)] = 60
     cluster: Cluster = Field(default_factory=Cluster)
     table: TableSpec = Field(default_factory=TableSpec)
     source: Source = Field(default_factory=Source)
@@ -113,7 +123,7 @@ class Scenario(Strict):
     check_engine: Literal["auto", "pyarrow", "spark"] = "auto"
     slo: Slo = Field(default_factory=Slo)
     matrix: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
-    repeat: PosInt = 1
+    repeat: Count = 1
 
     # Where the scenario came from, for error messages about it (not part of the file).
     _source: str = PrivateAttr(default="<scenario>")

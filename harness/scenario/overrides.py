@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from harness.scenario.errors import Problem
 from harness.scenario.keys import DottedKeyError, resolve
+from harness.scenario.yaml_text import parse_yaml
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -18,7 +19,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     if not sep or not key:
         raise DottedKeyError(text, f"--set {text!r}: expected KEY=VALUE, e.g. engine.writers=4")
     try:
-        return key, yaml.safe_load(value)
+        return key, parse_yaml(value)
     except yaml.YAMLError as exc:
         message = f"--set {key}: value {value!r} is not valid YAML: {exc}"
         raise DottedKeyError(key, message) from None
@@ -33,6 +34,8 @@ def set_dotted(raw: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
         last = depth == len(segments) - 1
         where = ".".join(segments[: depth + 1])
         if isinstance(node, list):
+            if not segment.lstrip("-").isdigit():
+                raise DottedKeyError(dotted, f"`{where}`: a list takes an index 0..{len(node) - 1}")
             index = int(segment)
             if not -len(node) <= index < len(node):
                 raise DottedKeyError(dotted, f"`{where}`: index out of range ({len(node)} entries)")
@@ -50,6 +53,21 @@ def set_dotted(raw: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
             parent = ".".join(segments[:depth])
             raise DottedKeyError(dotted, f"`{parent}` is a value ({node!r}), not a section")
     return result
+
+
+def parse_axis(text: str) -> tuple[str, list[Any]]:
+    """`--axis KEY=V1,V2` -> (KEY, [V1, V2]); each value is read as a `--set` value is."""
+    key, sep, values = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise DottedKeyError("", "expected KEY=V1,V2, e.g. engine.instant_mode=blocking,async")
+    parsed = []
+    for value in (v.strip() for v in values.split(",")):
+        try:
+            parsed.append(parse_yaml(value))
+        except yaml.YAMLError:
+            parsed.append(value)  # validation names the key and what it allows
+    return key, parsed
 
 
 def apply_overrides(

@@ -9,17 +9,17 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from harness.scenario.base import NonNegFloat, PosFloat, PosInt, Strict
+from harness.scenario.base import MAX_ROWS_PER_S, PosSeconds, Rows, RowsPerS, Seconds, Strict
 
 
 class ConstantRate(Strict):
     shape: Literal["constant"] = "constant"
-    rows_per_s: PosFloat = 20000
+    rows_per_s: Annotated[float, Field(gt=0, le=MAX_ROWS_PER_S)] = 20000
 
 
 class Step(Strict):
-    at_s: NonNegFloat
-    rows_per_s: NonNegFloat
+    at_s: Seconds
+    rows_per_s: RowsPerS
 
 
 class StepsRate(Strict):
@@ -40,26 +40,26 @@ class RampRate(Strict):
     """Linear from `from_rows_per_s` to `to_rows_per_s` over `duration_s` (None = the run)."""
 
     shape: Literal["ramp"]
-    from_rows_per_s: NonNegFloat
-    to_rows_per_s: NonNegFloat
-    duration_s: PosFloat | None = None
+    from_rows_per_s: RowsPerS
+    to_rows_per_s: RowsPerS
+    duration_s: PosSeconds | None = None
 
 
 class SpikeRate(Strict):
     """`base_rows_per_s`, except `peak_rows_per_s` during [at_s, at_s + duration_s)."""
 
     shape: Literal["spike"]
-    base_rows_per_s: NonNegFloat
-    peak_rows_per_s: NonNegFloat
-    at_s: NonNegFloat
-    duration_s: PosFloat
+    base_rows_per_s: RowsPerS
+    peak_rows_per_s: RowsPerS
+    at_s: Seconds
+    duration_s: PosSeconds
 
 
 class UnboundedRate(Strict):
     """No rate limit: every micro-batch takes `rows_per_batch` rows at once."""
 
     shape: Literal["unbounded"]
-    rows_per_batch: PosInt
+    rows_per_batch: Rows
 
 
 Rate = Annotated[
