@@ -20,6 +20,8 @@ DRIVER_ENV = "INSTANTBENCH_DRIVER"
 
 
 class DriverProcess:
+    command = (sys.executable, "-m", "harness.pipeline.driver")  # + the config path
+
     def __init__(self, config_path: Path, log_path: Path, env: dict[str, str] | None = None):
         # `env`: a cluster backend's driver environment (e.g. the executors' Python).
         self.config_path = config_path
@@ -38,7 +40,7 @@ class DriverProcess:
         # Spark's noise goes to the log file, not to the terminal.
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.pipeline.driver", str(self.config_path)],
+                [*self.command, str(self.config_path)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -46,6 +46,10 @@ def set_dotted(raw: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
             if last:
                 node[segment] = value
             elif not isinstance(node.get(segment), dict | list):
+                if node.get(segment) is None and segments[depth + 1].lstrip("-").isdigit():
+                    raise DottedKeyError(
+                        dotted, f"`{where}` has no entries; set the whole list: {where}=[...]"
+                    )
                 # `table:` left empty in YAML is None; a section to fill in.
                 node[segment] = {} if node.get(segment) is None else node[segment]
             node = node.get(segment)
