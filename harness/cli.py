@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import Annotated, NoReturn, TextIO, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,7 +20,8 @@ from harness.scenario.base import MAX_COUNT, MAX_PARALLEL
 EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 VERDICT_EXIT = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_ERROR}
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
+# add_completion: `instantbench --install-completion` (bash, zsh, fish, PowerShell).
+app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False)
 # soft_wrap: a long line stays one line (a path is not cut in two), as tools expect.
 err = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)
@@ -28,6 +31,24 @@ SetOpt = Annotated[
     list[str] | None,
     typer.Option("--set", help="override a dotted key, e.g. engine.instant_mode=blocking"),
 ]
+JsonOpt = Annotated[
+    bool,
+    typer.Option("--json", help="print the result document on stdout (progress on stderr)"),
+]
+
+
+@contextlib.contextmanager
+def _documents_only(json_: bool) -> Iterator[TextIO]:
+    """With --json, stdout carries the result documents only: whatever else is printed
+    meanwhile goes to stderr. Yields the real stdout, for the documents."""
+    stdout = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr) if json_ else contextlib.nullcontext():
+        yield stdout
+
+
+def examples(*commands: str) -> str:
+    """A command's `--help` epilog: one example per paragraph (rich joins single lines)."""
+    return "Examples:\n\n" + "\n\n".join(f"  $ {c}" for c in commands)
 
 
 def _fail(message: object) -> NoReturn:
@@ -72,7 +93,12 @@ def _load(path: Path, overrides: list[str] | None):
         _fail(exc)
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "instantbench validate scenarios/smoke.yaml",
+        "instantbench validate scenarios/smoke.yaml --set engine.instant_mode=blocking",
+    )
+)
 def validate(scenario: ScenarioArg, set_: SetOpt = None) -> None:
     """Parse and check a scenario file without running it."""
     loaded = _load(scenario, set_)
@@ -80,31 +106,88 @@ def validate(scenario: ScenarioArg, set_: SetOpt = None) -> None:
     out.print(f"{scenario}: valid ({len(variants)} variant(s))", markup=False)
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "instantbench schema > scenarios/scenario.schema.json",
+        "first line of a scenario: # yaml-language-server: $schema=scenario.schema.json",
+    )
+)
+def schema() -> None:
+    """Print the scenario file's JSON Schema (generated from the model) for editors and tools."""
+    from harness.scenario.schema import schema_text
+
+    typer.echo(schema_text(), nl=False)
+
+
+def _fault_kinds() -> list[str]:
+    from harness.faults.catalog import fault_models
+
+    return list(fault_models())
+
+
+@app.command(
+    epilog=examples("instantbench faults", "instantbench faults clock_skew --json | jq .[0].keys")
+)
+def faults(
+    kind: Annotated[
+        str | None,
+        typer.Argument(help="one fault kind (default: all)", autocompletion=_fault_kinds),
+    ] = None,
+    json_: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
+) -> None:
+    """List every fault kind: its keys (type, default), targets, points and evidence."""
+    from harness.faults.catalog import catalog, render
+
+    docs = catalog()
+    if kind is not None:
+        docs = [d for d in docs if d.kind == kind]
+        if not docs:
+            allowed = ", ".join(_fault_kinds())
+            typer.echo(f"faults: unknown kind {kind!r}; allowed: {allowed}", err=True)
+            raise typer.Exit(EXIT_ERROR)
+    if json_:
+        typer.echo(json.dumps([d.to_dict() for d in docs], indent=2))
+    else:
+        typer.echo(render(docs), nl=False)
+
+
+@app.command(
+    epilog=examples(
+        "instantbench run scenarios/smoke.yaml --out runs",
+        "instantbench run scenarios/faults/writer-crash.yaml --set duration_s=30 --quiet",
+        "instantbench run scenarios/smoke.yaml --json | jq .verdict",
+    )
+)
 @_stops_cleanly
 def run(
     scenario: ScenarioArg,
     out_dir: Annotated[Path, typer.Option("--out", help="where run directories go")] = Path("runs"),
     set_: SetOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress display")] = False,
+    json_: JsonOpt = False,
 ) -> None:
-    """Run a scenario (each matrix variant once) and check it."""
+    """Run a scenario (each matrix variant once) and check it.
+
+    With --json, stdout carries each variant's result.json, one document per line."""
     # The CLI is the shell over every layer: the runner (pyspark) and the reports.
     from harness.runner.run import run_scenario
     from reports import render_run
 
     loaded = _load(scenario, set_)
     worst = EXIT_VALID
-    for variant, resolved in expand_matrix(loaded):
-        outcome = run_scenario(resolved, out_dir, variant or None, quiet)
-        render_run(outcome.paths.root)
-        code = VERDICT_EXIT.get(outcome.verdict, EXIT_ERROR)
-        worst = max(worst, code)
-        _print_summary(outcome.paths.root, outcome.result)
+    with _documents_only(json_) as stdout:
+        for variant, resolved in expand_matrix(loaded):
+            outcome = run_scenario(resolved, out_dir, variant or None, quiet)
+            render_run(outcome.paths.root)
+            code = VERDICT_EXIT.get(outcome.verdict, EXIT_ERROR)
+            worst = max(worst, code)
+            if json_:
+                print(json.dumps(outcome.result, default=str), file=stdout, flush=True)
+            _print_summary(outcome.paths.root, outcome.result, err if json_ else out)
     raise typer.Exit(worst)
 
 
-@app.command()
+@app.command(epilog=examples("instantbench report runs/smoke-20260101T120000"))
 def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
     """Render report.html and report.md of a run directory (from its result files)."""
     from reports import render_run
@@ -125,7 +208,13 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
     out.print(f"{html}\n{md}", markup=False)
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "instantbench compare scenarios/blocking-vs-async.yaml --repeat 3",
+        "instantbench compare scenarios/smoke.yaml --axis engine.instant_mode=blocking,async",
+        "instantbench compare scenarios/blocking-vs-async.yaml --json > compare.json",
+    )
+)
 @_stops_cleanly
 def compare(
     scenario: ScenarioArg,
@@ -138,8 +227,11 @@ def compare(
     out_dir: Annotated[Path, typer.Option("--out", help="where results go")] = Path("runs"),
     set_: SetOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress display")] = False,
+    json_: JsonOpt = False,
 ) -> None:
-    """Run two variants with interleaved repetitions and compare them statistically."""
+    """Run two variants with interleaved repetitions and compare them statistically.
+
+    With --json, stdout carries the comparison's compare.json."""
     from harness.jobs.compare import run_comparison, with_axis
     from reports import render_comparison, render_run
 
@@ -150,19 +242,28 @@ def compare(
         except ScenarioError as exc:
             _fail(exc)
     try:
-        result = run_comparison(
-            loaded, out_dir, repeat, quiet, on_run=lambda o: render_run(o.paths.root)
-        )
+        with _documents_only(json_) as stdout:
+            result = run_comparison(
+                loaded, out_dir, repeat, quiet, on_run=lambda o: render_run(o.paths.root)
+            )
     except ValueError as exc:
         _fail(exc)
     dirs = {v: [o.paths.root for o in outs] for v, outs in result.runs.items()}
     page = render_comparison(dirs, result.out_dir, result.table)
-    _print_comparison(result.variants, result.table)
-    out.print(f"[bold]{escape(str(page))}[/bold]")
+    if json_:
+        print((result.out_dir / "compare.json").read_text().strip(), file=stdout, flush=True)
+    else:
+        _print_comparison(result.variants, result.table)
+        out.print(f"[bold]{escape(str(page))}[/bold]")
     raise typer.Exit(max(VERDICT_EXIT.get(v, EXIT_ERROR) for v in result.verdicts))
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "instantbench nightly scenarios/suites/nightly.yaml --store runs/nightly",
+        "duckdb -c \"select * from 'runs/nightly/*.parquet'\"",
+    )
+)
 @_stops_cleanly
 def nightly(
     suite: Annotated[Path, typer.Argument(help="suite YAML (scenarios/suites/)")],
@@ -188,7 +289,12 @@ def nightly(
     raise typer.Exit(result.exit_code)
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "instantbench capacity scenarios/smoke.yaml --rates 5000,10000,20000",
+        "instantbench capacity scenarios/smoke.yaml --writers 1,2 --intervals 1,2 --users ''",
+    )
+)
 @_stops_cleanly
 def capacity(
     scenario: ScenarioArg,
@@ -224,7 +330,13 @@ def capacity(
 Backend = Annotated[str, typer.Option("--backend", help="standalone | docker")]
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "instantbench cluster up --backend standalone --workers 2",
+        "instantbench cluster status --backend standalone",
+        "instantbench cluster down --backend standalone",
+    )
+)
 @_stops_cleanly
 def cluster(
     action: Annotated[str, typer.Argument(help="up | down | status")],
@@ -285,28 +397,28 @@ def _print_comparison(variants: list[str], table: list[dict]) -> None:
     out.print(grid)
 
 
-def _print_summary(root: Path, result: dict) -> None:
+def _print_summary(root: Path, result: dict, console: Console) -> None:
     colour = {"valid": "green", "invalid": "red"}.get(result["verdict"], "yellow")
-    out.print(f"[bold]{escape(str(root))}[/bold]: [{colour}]{result['verdict']}[/{colour}]")
+    console.print(f"[bold]{escape(str(root))}[/bold]: [{colour}]{result['verdict']}[/{colour}]")
     for name, check in result.get("checks", {}).items():
-        out.print(f"  {name}: {check.get('verdict')}", markup=False)
+        console.print(f"  {name}: {check.get('verdict')}", markup=False)
     if result.get("error"):
-        out.print(f"  error: {result['error']}", markup=False)
+        console.print(f"  error: {result['error']}", markup=False)
     mode = result.get("environment", {}).get("instant_mode", {})
     if mode.get("effective") != mode.get("requested"):
-        out.print(
+        console.print(
             f"  instant mode: {mode.get('requested')} asked, ran {mode.get('effective')} "
             "(COW upserts need blocking: safety.cow_upsert_blocking)"
         )
     restarts = result.get("metrics", {}).get("driver_restarts") or {}
     if restarts.get("count"):
-        out.print(
+        console.print(
             f"  driver restarts: {restarts['count']} (exit codes {restarts['exit_codes']}; "
             "logs/driver-N.log)"
         )
     tp = result.get("metrics", {}).get("throughput_rows_per_s")
     if isinstance(tp, dict) and tp.get("mean") is not None:
-        out.print(f"  throughput: mean {tp['mean']:,.0f} rows/s, cv {tp.get('cv')}")
+        console.print(f"  throughput: mean {tp['mean']:,.0f} rows/s, cv {tp.get('cv')}")
 
 
 def main() -> None:

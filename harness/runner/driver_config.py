@@ -37,6 +37,21 @@ def fault_occurrences(scenario: Scenario) -> list[Occurrence]:
     )
 
 
+def spark_conf(scenario: Scenario, paths: RunPaths) -> dict[str, str]:
+    """The pipeline driver's Spark settings on top of harness/pipeline/session.py's: Spark's
+    UI while the run lasts (on loopback: the driver has SPARK_LOCAL_IP=127.0.0.1; port 4040
+    or, with Spark's retries, the next free one) and the event log in the run directory for
+    Spark's History Server. The scenario's cluster.spark_conf comes last, so it may turn
+    either off or move the UI's port; the settings the harness depends on were refused when
+    the scenario was loaded (harness/scenario/spark_conf.py)."""
+    return {
+        "spark.ui.enabled": "true",
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": paths.spark_events.resolve().as_uri(),
+        **scenario.cluster.spark_conf,
+    }
+
+
 def driver_config(
     scenario: Scenario, paths: RunPaths, run_id: str, master: str | None
 ) -> DriverConfig:
@@ -65,6 +80,7 @@ def driver_config(
         faults=[o.to_dict() for o in fault_occurrences(scenario)],
         storage_latency_ms=scenario.table.storage.latency_ms,
         compaction_every_s=scenario.table.compaction.every_s,
+        spark_conf=spark_conf(scenario, paths),
         fired_dir=str(paths.control / "fired"),
         stop_file=str(paths.control / "STOP"),
         status_file=str(paths.control / "status.json"),

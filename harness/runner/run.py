@@ -17,6 +17,7 @@ from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
 from harness.runner.driver_config import driver_config, fault_occurrences
+from harness.runner.environment import live_spark_ui
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
 from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunPaths, new_run_dir
@@ -157,6 +158,8 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
         try:
             supervisor.start()
             t0 = supervisor.t0 = _wait_for_t0(Path(cfg.t0_file), supervisor)
+            if ui := live_spark_ui(paths.history):
+                progress.print(f"Spark UI (while the run lasts): {ui}")
             history.record(
                 "run_start",
                 t=t0,

@@ -6,10 +6,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Strict(BaseModel):
-    """Every scenario section: a misspelt key is an error, never a silent default."""
+    """Every scenario section: a misspelt key is an error, never a silent default.
+
+    A string right below a field is its description (in `instantbench schema` and the
+    editor's hover text), so every key documents itself where it is declared."""
 
     # strict: `writers: yes` (a YAML bool) or `duration_s: "60"` is a wrong type, not 1 or 60.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
+        strict=True,
+        allow_inf_nan=False,
+    )
 
 
 PosInt = Annotated[int, Field(ge=1)]

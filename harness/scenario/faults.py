@@ -1,11 +1,13 @@
 """Fault entries (`faults[]`), a union discriminated by `kind`.
 
 Each kind carries only the keys DESIGN.md gives it. Targets name processes as
-`writer:N`, `batch_writer:N`, `worker:N` (N counts from 0), `coordinator`, `all` or
-`random`; whether N exists is checked against the rest of the scenario in `rules.py`.
+`writer:N`, `batch_writer:N` (N counts from 0), `worker:N` (from 1, like the workers'
+loopback addresses), `coordinator`, `all` or `random`; whether N exists is checked
+against the rest of the scenario in `rules.py`.
 """
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
@@ -30,16 +32,26 @@ _FORM_PATTERNS = {
 }
 
 
+@dataclass(frozen=True)
+class TargetForms:
+    """The forms a `target` accepts, kept on its type for `instantbench faults`."""
+
+    forms: tuple[str, ...]
+
+
 def _target(*forms: str) -> object:
     """A `target` string type that accepts only the given forms, with an error that lists them."""
-    pattern = re.compile("|".join(f"(?:{_FORM_PATTERNS[f]})" for f in forms))
+    regex = "|".join(f"(?:{_FORM_PATTERNS[f]})" for f in forms)
+    pattern = re.compile(regex)
 
     def check(value: str) -> str:
         if not pattern.fullmatch(value):
             raise ValueError(f"{value!r} is not a valid target; allowed: {' | '.join(forms)}")
         return value
 
-    return Annotated[str, AfterValidator(check)]
+    # The pattern is for editors only (the JSON Schema); `check` gives the error message.
+    schema = Field(json_schema_extra={"pattern": f"^(?:{regex})$"})
+    return Annotated[str, AfterValidator(check), schema, TargetForms(forms)]
 
 
 WriterTarget = _target("writer:N", "random")
@@ -49,7 +61,10 @@ SkewTarget = _target("coordinator", "writer:N", "batch_writer:N", "worker:N", "a
 
 class _Fault(Strict):
     at_s: Seconds
+    """Seconds after run start (the warm-up counts) when the fault first fires."""
     seed: int | None = None
+    """Seed of this fault's random choices (a random target); none: the scenario's seed plus
+    the fault's position in `faults`."""
 
     @property
     def span_s(self) -> float:
@@ -61,15 +76,20 @@ class _Repeating(_Fault):
     """`count` occurrences `every_s` apart (count None: once, or until the run ends)."""
 
     every_s: PosSeconds | None = None
+    """Repeat every N seconds; none: once (or `count` times in a row)."""
     count: Count | None = None
+    """How many times it fires; none: once, or with every_s until the run ends."""
 
 
 class WriterCrash(_Repeating):
     kind: Literal["writer_crash"]
+    """A hard exit of a writer task's Python worker at a seam; Spark retries the task."""
     target: WriterTarget = "random"
+    """The writer task (writer:N, N from 0) or random (drawn with the seed)."""
     point: Literal["before_flush", "mid_flush", "after_flush_before_event", "after_event"] = (
         "mid_flush"
     )
+    """Where in the writer's flush it exits."""
 
 
 CoordinatorPoint = Literal[
@@ -79,8 +99,12 @@ CoordinatorPoint = Literal[
 
 class CoordinatorCrash(_Repeating):
     kind: Literal["coordinator_crash"]
+    """A SIGKILL of the pipeline driver at a commit seam; the query restarts from its checkpoint
+    and the coordinator recovers its state."""
     target: Literal["coordinator"] = "coordinator"
+    """Always the coordinator (in the driver)."""
     point: CoordinatorPoint = "after_ack_before_commit"
+    """The seam of the coordinator's commit where the driver dies."""
 
 
 class CoordinatorPause(_Fault):
@@ -88,33 +112,46 @@ class CoordinatorPause(_Fault):
     holding the table lock, right before the completed instant is written)."""
 
     kind: Literal["coordinator_pause"]
+    """SIGSTOP the driver, start a successor that recovers, then SIGCONT the old one (a zombie
+    coordinator that fencing must stop)."""
     target: Literal["coordinator"] = "coordinator"
+    """Always the coordinator (in the driver)."""
     duration_s: PosSeconds = 10
+    """At least how long the old driver stays stopped (it resumes once its successor
+    committed)."""
     point: CoordinatorPoint | None = None
+    """The seam where it stops; none: wherever it is at at_s."""
 
 
 class _Counted(_Fault):
     """`count` is how many ACKs / operations / files are hit; `every_s` repeats that."""
 
     count: Count = 1
+    """How many ACKs / operations / files one occurrence hits."""
     every_s: PosSeconds | None = None
+    """Hit `count` more every N seconds; none: once."""
 
 
 class _AckFault(_Counted):
     target: Literal["coordinator"] = "coordinator"
+    """Always the coordinator (the ACKs' receiver)."""
 
 
 class DropAck(_AckFault):
     kind: Literal["drop_ack"]
+    """Lose checkpoint ACKs on their way to the coordinator."""
 
 
 class DelayAck(_AckFault):
     kind: Literal["delay_ack"]
+    """Deliver checkpoint ACKs late."""
     delay_s: PosSeconds
+    """How late (s)."""
 
 
 class StaleAck(_AckFault):
     kind: Literal["stale_ack"]
+    """Deliver an ACK, then replay it later (the replay must be a no-op)."""
 
 
 class ClockSkew(_Fault):
@@ -123,11 +160,18 @@ class ClockSkew(_Fault):
     docker backends; offset_ms or jump_ms); every other target is an engine clock."""
 
     kind: Literal["clock_skew"]
+    """Move a clock: an engine clock (instant times, leases, heartbeats) or a whole worker
+    process's clock."""
     target: SkewTarget = "coordinator"
+    """Whose clock: coordinator, writer:N, batch_writer:N, worker:N or all."""
     duration_s: PosSeconds | None = None
+    """How long the skew lasts; none: until the run ends."""
     offset_ms: SkewMs | None = None
+    """A constant offset (ms, negative = behind)."""
     drift_ppm: DriftPpm | None = None
+    """A drift (parts per million) from at_s on."""
     jump_ms: SkewMs | None = None
+    """A one-time jump (ms)."""
 
     @model_validator(mode="after")
     def _exactly_one_skew(self) -> "ClockSkew":
@@ -140,30 +184,43 @@ class ClockSkew(_Fault):
 
 class StorageLatency(_Fault):
     kind: Literal["storage_latency"]
+    """Slow storage: every matching operation of the table's storage waits longer."""
     latency_ms: Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)]
-    ops: list[Literal["get", "put", "list", "rename", "delete"]] | None = None  # None: all ops
+    """Milliseconds added to each operation."""
+    ops: list[Literal["get", "put", "list", "rename", "delete"]] | None = None
+    """The operations slowed; none: all."""
     duration_s: PosSeconds | None = None
+    """How long; none: until the run ends."""
 
 
 class StorageError(_Counted):
     kind: Literal["storage_error"]
+    """Fail storage operations of one type (the engine must fail or retry loudly)."""
     op: Literal["put", "rename", "delete"]
+    """The operation that fails."""
 
 
 class TornFile(_Counted):
     kind: Literal["torn_file"]
+    """Truncate a data file right after it is written (a torn write)."""
     target: WriterTarget = "random"
+    """The writer task (writer:N, N from 0) or random."""
 
 
 class WorkerKill(_Repeating):
     kind: Literal["worker_kill"]
+    """kill -9 a cluster worker (docker kill), restarted later (standalone, docker)."""
     target: WorkerTarget = "random"
+    """The cluster worker (worker:N, N from 1) or random."""
 
 
 class WorkerPause(_Fault):
     kind: Literal["worker_pause"]
+    """SIGSTOP a cluster worker (docker pause) for duration_s (standalone, docker)."""
     target: WorkerTarget = "random"
+    """The cluster worker (worker:N, N from 1) or random."""
     duration_s: PosSeconds = 10
+    """How long it stays paused (s)."""
 
 
 Fault = Annotated[

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, PrivateAttr, create_model, model_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
 from engine.config import Safety
@@ -26,104 +26,224 @@ from harness.scenario.faults import Fault
 from harness.scenario.keys import get_dotted
 from harness.scenario.rate import ConstantRate, Rate
 from harness.scenario.rules import cross_field_problems
+from harness.scenario.spark_conf import check_spark_conf
 
 CheckName = Literal["exactly_once", "timeline", "unique_keys", "bank", "isolation"]
 
 
 class Cluster(Strict):
+    """Where Spark runs and how big it is."""
+
     backend: Literal["local", "standalone", "docker"] = "local"
+    """local: one JVM (local[N,M], so a crashed task is retried); standalone: a master and
+    workers as processes on their own loopback addresses; docker: the same as containers."""
     workers: Parallel = 2
+    """Spark workers (standalone, docker). In local mode engine.writers sets the cores."""
     cores_per_worker: Parallel = 1
+    """Cores of each worker (standalone, docker)."""
+    spark_conf: Annotated[dict[str, str], BeforeValidator(check_spark_conf)] = Field(
+        default_factory=dict
+    )
+    """Extra Spark settings of the pipeline driver, e.g. {spark.sql.shuffle.partitions: 4}.
+    Settings the harness depends on (the master, the checkpoint location, the executors'
+    Python...) are refused."""
 
 
 class Storage(Strict):
+    """The table's storage."""
+
     latency_ms: LatencyMs = 0
+    """Milliseconds added to every storage operation, in the driver and every executor
+    (a slow object store)."""
 
 
 class Compaction(Strict):
-    every_s: Seconds = 0  # 0 = off; mor tables only
+    """The compaction table service (mor tables)."""
+
+    every_s: Seconds = 0
+    """mor tables: schedule a compaction every N seconds, while writes are inflight (0 = off)."""
 
 
 class TableSpec(Strict):
+    """The table the stream writes: an Apache Hudi 1.x table."""
+
     type: Literal["cow", "mor"] = "cow"
+    """cow: copy on write (an update rewrites the base file); mor: merge on read (updates go
+    to log files, merged by compaction)."""
     key: Literal["id"] = "id"  # the harness's rows carry their record key in `id`
+    """The record key column."""
     file_groups: Annotated[int, Field(ge=1, le=4096)] = 8
+    """File groups the table is split into."""
     index: Literal["bucket", "dynamic"] = "bucket"
+    """bucket: a hash of the key picks the file group; dynamic: a new key goes to the smallest
+    file group and an index maps key -> file group."""
     storage: Storage = Field(default_factory=Storage)
+    """The table's storage."""
     compaction: Compaction = Field(default_factory=Compaction)
-    path: Annotated[str, Field(min_length=1)] | None = None  # None: in the run directory
+    """The compaction table service (mor tables)."""
+    path: Annotated[str, Field(min_length=1)] | None = None
+    """Where the table lives; none: in the run directory (table/)."""
 
 
 class Source(Strict):
+    """The stream's rows: what they are and how fast they come."""
+
     mode: Literal["append", "upsert", "bank"] = "append"
+    """append: unique ids; upsert: keys reused from source.keys; bank: transfers between
+    source.accounts accounts."""
     rate: Rate = Field(default_factory=ConstantRate)
+    """Rows per second over the run, by shape: constant, steps, ramp, spike or unbounded."""
     keys: Annotated[int, Field(ge=1, le=1_000_000_000)] = 100000
-    accounts: Annotated[int, Field(ge=2, le=1_000_000)] = 8  # a transfer needs two
+    """upsert mode: the key space the rows' keys come from."""
+    accounts: Annotated[int, Field(ge=2, le=1_000_000)] = 8
+    """bank mode: the number of accounts (a transfer needs two)."""
     payload_bytes: Annotated[int, Field(ge=0, le=1 << 20)] = 100
+    """Payload bytes per row."""
 
 
 class TrueTime(Strict):
+    """TrueTime instant generation."""
+
     max_skew_ms: LatencyMs = 200
+    """The clock uncertainty bound (ms): a new instant time waits it out, so that it is later
+    than every earlier one while clocks disagree by at most this much."""
 
 
 # The engine's safety switches, one key each (all on by default); the detection table turns
-# each off in a scenario. Derived from engine.config.Safety so the two never drift apart.
+# each off in a scenario. Derived from engine.config.Safety so the two never drift apart;
+# a switch without a description here fails tests/unit/harness/test_schema.py.
+SAFETY_DOCS = {
+    "occ": "Optimistic concurrency control: of two writers that touch a common file group "
+    "on the same base, the second aborts.",
+    "pk_check": "Primary-key check: a new key already stored in another file group aborts "
+    "the commit (dynamic index).",
+    "put_if_absent": "Instant files are created only if absent, so two writers cannot both "
+    "own one requested time, and only a pending instant can complete.",
+    "strict_monotonic": "Every generated instant time is greater than every earlier one, "
+    "whatever the clocks say.",
+    "completion_time_slicing": "File slices are cut by completion time, so a compaction "
+    "scheduled while a log write is inflight cannot hide it.",
+    "subsume_acks": "ACK n commits every buffered instant with a checkpoint id below n, so a "
+    "lost earlier ACK loses nothing.",
+    "coordinator_state": "The coordinator snapshots WriteMeta and restores it after a crash "
+    "(restored instants are recommitted exactly once).",
+    "fencing": "A newer coordinator's epoch stops an older, paused one from touching the "
+    "timeline; a lock holder whose lease ran out cannot complete.",
+    "truetime_wait": "A new instant time waits out the TrueTime bound "
+    "(engine.truetime.max_skew_ms).",
+    "lazy_rollback": "Failed writes are rolled back once their heartbeat expired (off: every "
+    "pending instant another writer started, live or not).",
+    "verify_writes": "A data file that did not land whole on storage fails its write.",
+    "cow_upsert_blocking": "COW upserts generate instants in blocking mode, as Hudi 1.1 does "
+    "(an async merge would read a base file whose instant has not committed).",
+}
 SafetySpec = create_model(
     "SafetySpec",
     __base__=Strict,
-    **{f.name: (bool, f.default) for f in dataclasses.fields(Safety)},
+    __doc__="The engine's safety switches: each turns one protection on.",
+    **{
+        f.name: (bool, Field(f.default, description=SAFETY_DOCS.get(f.name)))
+        for f in dataclasses.fields(Safety)
+    },
 )
 
 
 class EngineSpec(Strict):
+    """The streaming write protocol: instant generation, checkpoints, writers, safety."""
+
     instant_mode: Literal["async", "blocking"] = "async"
+    """async: an instant request never waits (batch n+1 writes while batch n commits);
+    blocking: it waits until every earlier instant committed."""
     sink: Literal["engine", "raw_parquet"] = "engine"
+    """engine: the table engine; raw_parquet: the same batches as plain Parquet files (the
+    throughput ceiling)."""
     checkpoint_interval_s: Annotated[float, Field(ge=0.1, le=3600)] = 2
+    """Seconds per Spark micro-batch: one micro-batch is one checkpoint interval."""
     writers: Parallel = 2
+    """Writer tasks per micro-batch (in local mode also Spark's cores)."""
     write_batch_rows: Rows = 50000
+    """A writer flushes its buffer eagerly once it holds this many rows."""
     truetime: TrueTime = Field(default_factory=TrueTime)
+    """TrueTime instant generation."""
     commit_ack_timeout_s: PosSeconds = 60
+    """Blocking mode: how long an instant request waits for earlier instants to commit
+    before it fails."""
     safety: SafetySpec = Field(default_factory=SafetySpec)
+    """The engine's safety switches (all on by default); a detection scenario turns one off."""
 
 
 class BatchWriters(Strict):
+    """Independent OCC writers beside the stream (a backfill, a fix-up job)."""
+
     count: Annotated[int, Field(ge=0, le=MAX_PARALLEL)] = 0
+    """How many batch writers (0 = none)."""
     every_s: PosSeconds = 1
+    """Seconds between one batch writer's commits."""
     op: Literal["upsert", "insert", "transfer"] = "upsert"
+    """upsert; insert (new keys from one key space shared by all batch writers, so two can
+    insert the same new key); transfer (bank mode: read-modify-write)."""
     rows_per_commit: Rows = 1000
+    """Rows in each batch writer commit."""
 
 
 class Readers(Strict):
+    """Readers beside the writes: snapshot, as-of and incremental reads."""
+
     concurrent: Annotated[int, Field(ge=0, le=MAX_PARALLEL)] = 1
+    """How many readers (0 = none)."""
     every_s: PosSeconds = 5
+    """Seconds between one reader's reads."""
 
 
 class Slo(Strict):
+    """Service-level goals (`instantbench capacity` searches for the rate that holds them)."""
+
     freshness_p99_s: PosSeconds | None = 10
+    """p99 of freshness (s: now minus the event time of the newest visible row); none = no
+    goal."""
 
 
 class Scenario(Strict):
+    """An instantbench scenario: a Spark stream through the table engine, with faults and
+    checks (DESIGN.md "Scenario file")."""
+
     name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$", max_length=64)]
+    """Names the run directory: lower-case letters, digits and dashes."""
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 42
+    """Seeds the rows' content and every random choice (fault targets, points)."""
     warmup_s: Seconds = 10
+    """Seconds run before measuring; excluded from the metrics."""
     duration_s: Annotated[float, Field(ge=1, le=MAX_RUN_S)] = 60
+    """Measured seconds, after the warm-up."""
     cluster: Cluster = Field(default_factory=Cluster)
+    """Where Spark runs."""
     table: TableSpec = Field(default_factory=TableSpec)
+    """The table the stream writes."""
     source: Source = Field(default_factory=Source)
+    """The stream's rows."""
     engine: EngineSpec = Field(default_factory=EngineSpec)
+    """The streaming write protocol."""
     batch_writers: BatchWriters = Field(default_factory=BatchWriters)
+    """Independent OCC writers beside the stream."""
     faults: list[Fault] = Field(default_factory=list)
+    """Faults to inject, each by `kind` (`instantbench faults` lists the kinds and keys)."""
     readers: Readers = Field(default_factory=Readers)
+    """Readers beside the writes."""
     checks: list[CheckName] = Field(
         default_factory=lambda: ["exactly_once", "timeline", "unique_keys", "isolation"]
     )
-    # Where the whole-table checks (exactly_once, unique_keys) run: in the runner with
-    # pyarrow, or on Spark; auto picks Spark when the table stores more rows than
-    # harness.runner.spark_checks.SPARK_ABOVE_ROWS.
+    """Checks to run on the finished run (bank needs source.mode bank)."""
     check_engine: Literal["auto", "pyarrow", "spark"] = "auto"
+    """Where the whole-table checks (exactly_once, unique_keys) run: pyarrow (in the runner),
+    spark, or auto (Spark when the table stores more rows than
+    harness.runner.spark_checks.SPARK_ABOVE_ROWS)."""
     slo: Slo = Field(default_factory=Slo)
+    """Service-level goals."""
     matrix: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
+    """Variants: a dotted key -> the values to try (e.g. engine.instant_mode: [blocking,
+    async]); one variant per combination."""
     repeat: Count = 1
+    """Runs per variant (`compare` interleaves them)."""
 
     # Where the scenario came from, for error messages about it (not part of the file).
     _source: str = PrivateAttr(default="<scenario>")

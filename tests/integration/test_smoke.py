@@ -1,12 +1,14 @@
 """The smoke scenario end to end on local Spark, verified by reading the table back."""
 
 import json
+import re
 
 import pyarrow.compute as pc
 import pytest
 
 from engine.table import Table
 from harness.history import read_events
+from reports import render_run
 
 pytestmark = pytest.mark.spark
 
@@ -29,3 +31,16 @@ def test_smoke_run_is_valid_and_every_committed_event_is_readable_once(run):
     assert result["metrics"]["rows_committed"] == expected
     for name in ("scenario.yaml", "result.json"):
         assert (outcome.paths.root / name).exists()
+
+    # Spark's own tools: the driver's UI on loopback, its event log kept in the run directory
+    # (one log, complete: the driver stopped cleanly), and the report links both.
+    env = result["environment"]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", env["spark_ui"] or ""), env
+    assert env["spark_event_log"] == "spark-events"
+    logs = [p.name for p in outcome.paths.spark_events.iterdir()]
+    assert len(logs) == 1 and not logs[0].endswith(".inprogress"), logs
+    # Reports read files only: the per-second series the charts draw is in the run directory.
+    assert (outcome.paths.history / "per_second.jsonl").stat().st_size > 0
+    html = render_run(outcome.paths.root)[0].read_text()
+    assert f'<a href="{env["spark_ui"]}">' in html and '<a href="spark-events/">' in html
+    assert html.count("<svg") >= 5  # every chart drew from the run directory's files
