@@ -34,9 +34,9 @@ def rollback(table: Table, t: str, force: bool) -> Instant | None:
             )
         if current.is_completed and t not in {i.requested_time for i in timeline.instants()}:
             raise RollbackError(f"instant {t} is archived and cannot be rolled back")
+        generated = table.generator.generate_stamped(locked=True)
         if current.is_pending:
             _claim(table, t)
-        generated = table.generator.generate_stamped(locked=True)
         plan = {
             "rolled_back": t,
             "action": current.action,

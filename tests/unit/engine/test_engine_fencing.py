@@ -1,0 +1,407 @@
+"""Fencing (engine/table/fencing.py): an instant completes at most once; a zombie
+coordinator or a lock holder whose lease ran out never lands a timeline write, wherever it
+was paused. Each case runs with the mechanism on (the write fails) and off (the anomaly).
+
+A pause is forced, never waited for: the zombie's thread blocks at a named seam until the
+test lets it go. The successor takes the lock the way a real one does: the zombie does not
+renew (it is paused) and the successor's lease observer runs on a stepped fake clock."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+
+import pytest
+
+from engine.clock import AdjustableClock, SystemClock
+from engine.config import Safety, TableConfig
+from engine.errors import FencedError, InstantClaimedError, LockLostError, LockTimeoutError
+from engine.lock import FileLock, InProcessLock
+from engine.stream.state import EpochStore
+from engine.table import Table
+from engine.table.fencing import CLAIMS_DIR, epoch_scope
+from engine.timeline.active import TIMELINE_DIR
+from tests.unit.engine.engine_helpers import rows
+
+LEASE_S = 5.0
+WAIT_S = 10.0
+
+
+def _stepping_clock() -> Callable[[], float]:
+    """Each read is a lease later: a waiter sees an unrenewed lease expire on its 2nd look."""
+    ticks = itertools.count(step=LEASE_S)
+    return lambda: float(next(ticks))
+
+
+class Seam:
+    """Blocks the first thread that reaches it until released (SIGSTOP ... SIGCONT)."""
+
+    def __init__(self) -> None:
+        self.reached, self.go = threading.Event(), threading.Event()
+        self._armed = True
+
+    def __call__(self, *_: object) -> None:
+        if self._armed:
+            self._armed = False
+            self.reached.set()
+            assert self.go.wait(WAIT_S)
+
+
+class Zombie(threading.Thread):
+    """Runs one table call in a thread; keeps its result or error."""
+
+    def __init__(self, call: Callable[[], object]) -> None:
+        super().__init__(daemon=True)
+        self.call, self.result, self.error = call, None, None
+
+    def run(self) -> None:
+        try:
+            self.result = self.call()
+        except BaseException as e:
+            self.error = e
+
+    def finish(self) -> BaseException | None:
+        self.join(WAIT_S)
+        assert not self.is_alive()
+        return self.error
+
+
+def _open(path: str, safety: Safety, *, paused: bool, name: str, skew: int = 1) -> Table:
+    """A writer with its own lease on the table lock. A `paused` one never renews (its
+    process is stopped); the other judges expiry on a stepping clock."""
+    table = Table.open(path, safety=safety, max_skew_ms=skew, writer_id=name)
+    table.lock = FileLock(
+        table.storage,
+        holder_id=name,
+        lease_s=LEASE_S,
+        renew=not paused,
+        monotonic=time_never_moves if paused else _stepping_clock(),
+        on_takeover=table.fence.revoke,
+    )
+    table.generator.lock = table.lock
+    return table
+
+
+def time_never_moves() -> float:
+    return 0.0
+
+
+def _pause_in_truetime(table: Table, seam: Seam) -> None:
+    table.generator._sleep = seam  # the TrueTime wait, under the lock
+
+
+def _completed(table: Table, t: str) -> list[str]:
+    names = table.storage.list(TIMELINE_DIR)
+    return sorted(n for n in names if n.startswith(f"{t}_"))
+
+
+@pytest.fixture
+def path(tmp_path) -> str:
+    p = str(tmp_path / "t")
+    Table.create(p, TableConfig(file_groups=2), rows([0]).schema, max_skew_ms=0).close()
+    return p
+
+
+# ------------------------------------------------------------------------- at most once
+@pytest.mark.parametrize("fencing", [True, False])
+def test_an_instant_completes_at_most_once_whoever_tries(path, fencing):
+    """Two processes complete one requested instant (not excluded by a common lock): the
+    completed files' names differ (completion times), the claim keyed by the requested
+    time does not."""
+    safety = Safety(fencing=fencing)
+    a = Table.open(path, safety=safety, max_skew_ms=0, lock=InProcessLock(path + "/a"))
+    b = Table.open(path, safety=safety, max_skew_ms=0, lock=InProcessLock(path + "/b"))
+    t = a.start_instant()
+    stats = a.write_files(t, rows([1, 2]))
+    seam = Seam()
+    first = Zombie(lambda: a.commit(t, stats, guard=seam))  # paused past its checks
+    first.start()
+    assert seam.reached.wait(WAIT_S)
+    b.commit(t, stats)
+    seam.go.set()
+    error = first.finish()
+    if fencing:
+        assert isinstance(error, InstantClaimedError)
+        assert len(_completed(a, t.requested_time)) == 1
+        assert a.storage.exists(f"{CLAIMS_DIR}/{t.requested_time}")
+    else:
+        assert error is None
+        assert t.requested_time in a.timeline.reload().duplicated_times()
+
+
+@pytest.mark.parametrize("fencing", [True, False])
+def test_nothing_completes_an_instant_after_its_rollback(path, fencing):
+    safety = Safety(fencing=fencing)
+    a = Table.open(path, safety=safety, max_skew_ms=0, lock=InProcessLock(path + "/a"))
+    b = Table.open(path, safety=safety, max_skew_ms=0, lock=InProcessLock(path + "/b"))
+    t = a.start_instant()
+    stats = a.write_files(t, rows([1]))
+    seam = Seam()
+    committer = Zombie(lambda: a.commit(t, stats, guard=seam))
+    committer.start()
+    assert seam.reached.wait(WAIT_S)
+    b.rollback(t)
+    seam.go.set()
+    error = committer.finish()
+    timeline = a.timeline.reload()
+    assert timeline.is_rolled_back(t.requested_time)
+    if fencing:
+        assert isinstance(error, InstantClaimedError)
+        assert _completed(a, t.requested_time) == []
+    else:
+        assert error is None and _completed(a, t.requested_time)  # committed after rollback
+
+
+# ------------------------------------------------------------------ zombie coordinator
+COMMIT_SEAMS = ["after_fencing_check", "truetime_wait", "after_stage", "after_claim"]
+
+
+@pytest.mark.parametrize(
+    ("seam_name", "fencing"),
+    [(s, True) for s in COMMIT_SEAMS] + [("after_fencing_check", False), ("truetime_wait", False)],
+)
+def test_zombie_coordinator_paused_in_a_commit_never_completes_it(path, seam_name, fencing):
+    safety = Safety(fencing=fencing)
+    epochs = EpochStore(Table.open(path).storage)
+    old = epochs.advance()
+    zombie = _open(path, safety, paused=True, name="zombie")
+    with epoch_scope(old):
+        t = zombie.start_instant()
+    stats = zombie.write_files(t, rows([1, 2, 3]))
+    seam = Seam()
+    guard = None
+
+    def check_epoch() -> None:  # the coordinator's guard: the check a pause can follow
+        if fencing and epochs.current() > old:
+            raise FencedError("fenced")
+        if seam_name == "after_fencing_check":
+            seam()
+
+    guard = check_epoch
+    if seam_name == "truetime_wait":
+        _pause_in_truetime(zombie, seam)
+    elif seam_name in ("after_stage", "after_claim"):
+        zombie.fence.hooks.append(lambda point, info: point == seam_name and seam())
+
+    def commit() -> str:
+        with epoch_scope(old):
+            return zombie.commit(t, stats, guard=guard)
+
+    z = Zombie(commit)
+    z.start()
+    assert seam.reached.wait(WAIT_S)
+    new = epochs.advance()  # a new driver starts; the old one is stopped, holding the lock
+    successor = _open(path, safety, paused=False, name="successor")
+    decided = fencing and seam_name in ("after_stage", "after_claim")
+    if decided:
+        # The zombie staged its completed instant before the takeover: that commit was
+        # decided, and the seal published it; the successor finds it completed.
+        assert len(_completed(successor, t.requested_time)) == 1
+        successor.reload()
+    else:
+        with epoch_scope(new):
+            successor.commit(t, stats)  # recovery recommits the instant
+    seam.go.set()
+    error = z.finish()
+    completed = _completed(successor, t.requested_time)
+    if fencing:
+        assert isinstance(error, FencedError), error
+        assert len(completed) == 1
+        meta = successor.timeline.reload().read_metadata(t.requested_time)
+        decided_by = "zombie" if decided else "successor"
+        assert meta["writer_id"] == decided_by
+    else:
+        assert error is None
+        assert len(completed) == 2  # the double commit the timeline check reports
+
+
+@pytest.mark.parametrize("fencing", [True, False])
+def test_zombie_paused_creating_an_instant_never_puts_it_on_the_timeline(path, fencing):
+    """Writers would use an instant the zombie creates: it must not appear at all."""
+    safety = Safety(fencing=fencing)
+    epochs = EpochStore(Table.open(path).storage)
+    old = epochs.advance()
+    zombie = _open(path, safety, paused=True, name="zombie")
+    seam = Seam()
+    _pause_in_truetime(zombie, seam)
+
+    def create() -> object:
+        with epoch_scope(old):
+            return zombie.start_instant()
+
+    z = Zombie(create)
+    z.start()
+    assert seam.reached.wait(WAIT_S)
+    new = epochs.advance()
+    successor = _open(path, safety, paused=False, name="successor")
+    with epoch_scope(new):
+        mine = successor.start_instant()
+    seam.go.set()
+    error = z.finish()
+    pending = [i.requested_time for i in successor.timeline.reload().pending()]
+    if fencing:
+        assert isinstance(error, FencedError)
+        assert pending == [mine.requested_time]
+    else:
+        assert error is None and z.result.requested_time in pending
+
+
+@pytest.mark.parametrize("fencing", [True, False])
+def test_zombie_paused_in_a_rollback_never_rolls_back(path, fencing):
+    """The zombie decided to roll back instant t; the successor recommits t meanwhile."""
+    safety = Safety(fencing=fencing)
+    epochs = EpochStore(Table.open(path).storage)
+    old = epochs.advance()
+    zombie = _open(path, safety, paused=True, name="zombie")
+    with epoch_scope(old):
+        t = zombie.start_instant()
+    stats = zombie.write_files(t, rows([7, 8]))
+    seam = Seam()
+    _pause_in_truetime(zombie, seam)
+
+    def roll_back() -> object:
+        with epoch_scope(old):
+            return zombie.rollback(t)
+
+    z = Zombie(roll_back)
+    z.start()
+    assert seam.reached.wait(WAIT_S)
+    new = epochs.advance()
+    successor = _open(path, safety, paused=False, name="successor")
+    with epoch_scope(new):
+        successor.commit(t, stats)
+    seam.go.set()
+    error = z.finish()
+    if fencing:
+        assert isinstance(error, FencedError)
+        assert sorted(successor.snapshot()["id"].to_pylist()) == [7, 8]
+    else:
+        assert error is None
+        # The committed instant's data files are gone: a completed instant references
+        # missing files.
+        assert _completed(successor, t.requested_time)
+        assert not any(successor.storage.exists(s.file_name) for s in stats)
+
+
+@pytest.mark.parametrize("fencing", [True, False])
+def test_zombie_paused_in_a_compaction_never_completes_it(tmp_path, fencing):
+    path = str(tmp_path / "mor")
+    config = TableConfig(table_type="mor", file_groups=1)
+    Table.create(path, config, rows([0]).schema, max_skew_ms=0).close()
+    safety = Safety(fencing=fencing)
+    epochs = EpochStore(Table.open(path).storage)
+    old = epochs.advance()
+    zombie = _open(path, safety, paused=True, name="zombie")
+    with epoch_scope(old):
+        t = zombie.start_instant()
+        zombie.commit(t, zombie.write_files(t, rows([1])))
+        plan = zombie.schedule_compaction()
+    seam = Seam()
+    _pause_in_truetime(zombie, seam)
+
+    def compact() -> str:
+        with epoch_scope(old):
+            return zombie.run_compaction(plan)
+
+    z = Zombie(compact)
+    z.start()
+    assert seam.reached.wait(WAIT_S)
+    epochs.advance()
+    _open(path, safety, paused=False, name="successor").lock.acquire(WAIT_S)  # takes over
+    seam.go.set()
+    error = z.finish()
+    done = _completed(zombie, plan.requested_time)
+    if fencing:
+        assert isinstance(error, FencedError) and done == []
+    else:
+        assert error is None and len(done) == 1
+
+
+def test_a_sealed_epoch_cannot_open_a_new_grant(path):
+    epochs = EpochStore(Table.open(path).storage)
+    old = epochs.advance()
+    zombie = Table.open(path, max_skew_ms=0)
+    epochs.advance()
+    with epoch_scope(old), pytest.raises(FencedError, match="sealed"):
+        zombie.start_instant()
+    assert zombie.timeline.reload().pending() == []
+
+
+# ------------------------------------------------------------------------ lock leases
+@pytest.mark.parametrize("fencing", [True, False])
+def test_a_batch_writer_whose_lease_ran_out_never_completes_its_commit(path, fencing):
+    safety = Safety(fencing=fencing)
+    stale = _open(path, safety, paused=True, name="batch_writer:0")
+    t = stale.start_instant()
+    stats = stale.write_files(t, rows([5]))
+    seam = Seam()
+    z = Zombie(lambda: stale.commit(t, stats, guard=seam))  # paused holding the lock
+    z.start()
+    assert seam.reached.wait(WAIT_S)
+    other = _open(path, safety, paused=False, name="batch_writer:1")
+    mine = other.start_instant()  # takes the lock over once the lease ran out
+    other.commit(mine, other.write_files(mine, rows([6])))
+    seam.go.set()
+    error = z.finish()
+    if fencing:
+        assert isinstance(error, FencedError)
+        assert _completed(other, t.requested_time) == []
+        meta = other.timeline.reload().read_metadata(mine.requested_time)
+        assert meta["fence"].startswith("w/")  # the commit carries its lock token
+    else:
+        assert error is None and _completed(other, t.requested_time)
+
+
+def test_renewal_is_a_compare_and_swap(path):
+    storage = Table.open(path).storage
+    holder = FileLock(storage, holder_id="paused", lease_s=LEASE_S, renew=False)
+    holder.acquire(1)
+    taker = FileLock(storage, holder_id="taker", lease_s=LEASE_S, monotonic=_stepping_clock())
+    taker.acquire(1)  # the paused holder's lease ran out
+    with pytest.raises(LockLostError):
+        holder.renew()  # resumed: its renewal must not overwrite the new lease
+    assert taker.holder == "taker"
+    holder.release()
+    assert taker.holder == "taker"
+    taker.release()
+
+
+def test_a_writer_that_recreates_a_collected_lease_version_does_not_get_the_lock(path):
+    storage = Table.open(path).storage
+    a = FileLock(storage, holder_id="a", renew=False)
+    for _ in range(3):  # versions 1..6; 1..4 are collected
+        a.acquire(1)
+        a.release()
+    stale = FileLock(storage, holder_id="stale", renew=False)
+    assert not stale._cas(2, {"state": "held", "owner": "stale", "token": "x"})
+    assert a.read_lease()[1]["state"] == "free"
+
+
+def test_clock_skew_does_not_make_a_live_lease_look_expired(path):
+    """Expiry is judged on the waiter's monotonic clock: a waiter whose wall clock is an
+    hour ahead (or a holder's an hour behind) still waits for a live holder."""
+    skewed = AdjustableClock(SystemClock())
+    skewed.set_offset_ms(3_600_000)
+    holder = Table.open(path, max_skew_ms=0, writer_id="holder")
+    waiter = Table.open(path, clock=skewed, max_skew_ms=0, writer_id="waiter")
+    with holder._locked(), pytest.raises(LockTimeoutError):
+        waiter.lock.acquire(0.3)
+    waiter.lock.acquire(1)
+    waiter.lock.release()
+
+
+def test_a_lease_expires_only_after_a_whole_lease_without_a_renewal(path):
+    storage = Table.open(path).storage
+    now = [0.0]
+    holder = FileLock(storage, holder_id="h", lease_s=LEASE_S, renew=False)
+    holder.acquire(1)
+    waiter = FileLock(storage, holder_id="w", lease_s=LEASE_S, monotonic=lambda: now[0])
+    assert not waiter._try_acquire()  # first look
+    now[0] += LEASE_S - 0.1
+    holder.renew()  # a heartbeat: the version changes
+    assert not waiter._try_acquire()
+    now[0] += LEASE_S - 0.1
+    assert not waiter._try_acquire()  # not a whole lease since the renewal
+    now[0] += 0.2
+    assert waiter._try_acquire() and waiter.holder == "w"
