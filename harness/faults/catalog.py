@@ -33,52 +33,51 @@ _SKEW_READ = ("read_ms", "true_ms", "skew_read_ms", "read_s", "reader", "wall_ms
 # What each kind records. A kind without a row fails tests/unit/harness/test_cli_discoverability.py.
 EVIDENCE: dict[str, Evidence] = {
     "writer_crash": Evidence(
-        "the writer task",
-        "it reached the seam; the event is written right before the hard exit",
-        ("task", "attempt", "point", "pid", "batch_id", "instant"),
+        "the retried writer task",
+        "Spark's retry of the task that hard-exited at the point starts",
+        ("task", "attempt", "exit_code", "point", "batch_id", "retry_attempt", "retry_pid"),
     ),
     "coordinator_crash": Evidence(
-        "the pipeline driver",
-        "the coordinator reached the seam; the event is written right before the SIGKILL",
-        ("point", "pid", "checkpoint_id", "instant (at commit seams)"),
+        "the runner",
+        "it sees the driver that reached the seam exit by SIGKILL",
+        ("pid", "exit_code", "point"),
     ),
     "coordinator_pause": Evidence(
         "the runner",
-        "the old driver was stopped (SIGSTOP) and its successor started",
-        ("paused_pid", "new_pid", "point (when given)"),
+        "the old driver shows as stopped in /proc (its successor is started)",
+        ("paused_pid", "new_pid", "state", "point (when given)"),
     ),
     "drop_ack": Evidence(
         "the pipeline driver",
-        "an ACK was withheld from the coordinator (an `ack` event with action dropped)",
+        "the ACK is withheld (an `ack` event with action dropped; the next ACK must subsume it)",
         ("checkpoint_id",),
     ),
     "delay_ack": Evidence(
         "the pipeline driver",
-        "an ACK was held back, to be delivered delay_s later (an `ack_delayed` event)",
-        ("checkpoint_id", "delay_s"),
+        "the coordinator has handled the late ACK (a run that ends first records nothing)",
+        ("checkpoint_id", "delay_s", "delivered_s", "handled_s", "coordinator", "committed"),
     ),
     "stale_ack": Evidence(
         "the pipeline driver",
-        "an ACK was delivered and its replay scheduled replay_after_s later",
-        ("checkpoint_id", "replay_after_s"),
+        "the coordinator has handled the replayed ACK (`coordinator: ignored_stale`)",
+        ("checkpoint_id", "replay_after_s", "delivered_s", "handled_s", "coordinator", "committed"),
     ),
     "clock_skew": Evidence(
-        "the process that reads the clock (driver, writer task, runner)",
-        "the skewed clock was first read (a clock nobody reads in the window leaves no "
-        "record); worker:N: when the worker's libfaketime offset was set, and the analysis "
-        "adds `observed` from its tasks' clocks",
+        "the process that reads the clock (driver, runner)",
+        "a generation, lock lease or heartbeat first reads the skewed clock (a clock nobody "
+        "reads in the window leaves no record); worker:N: the worker's libfaketime offset "
+        "is set, and the analysis adds `observed` from its tasks' clocks",
         (
             "offset_ms | drift_ppm | jump_ms",
             *_SKEW_READ,
-            "clock_skew_ms (writer:N)",
-            "worker, host, pid, container, workers_before, runner_wall_minus_mono_s, "
-            "observed {tasks, skew_ms, skew_ms_before} (worker:N)",
+            "worker, host, pid, container, workers_before, worker_after, "
+            "runner_wall_minus_mono_s, observed {tasks, skew_ms, skew_ms_before} (worker:N)",
         ),
     ),
     "storage_latency": Evidence(
         "every process using the table's storage (listed once)",
-        "the first operation it slowed",
-        ("latency_ms", "first_op", "path", "pid"),
+        "an operation was held back, once per process",
+        ("latency_ms", "first_op", "path", "held_ms", "pid"),
     ),
     "storage_error": Evidence(
         "the process whose operation failed",
@@ -87,18 +86,18 @@ EVIDENCE: dict[str, Evidence] = {
     ),
     "torn_file": Evidence(
         "the writer task",
-        "a data file was truncated right after it was written",
+        "the data file was truncated on storage (read back)",
         ("path", "size", "truncated_to", "pid"),
     ),
     "worker_kill": Evidence(
         "the runner",
-        "the worker process (or container) was killed",
-        ("worker", "host", "pid", "container", "workers_before"),
+        "the worker's status shows it dead",
+        ("worker", "host", "pid", "container", "workers_before", "worker_after"),
     ),
     "worker_pause": Evidence(
         "the runner",
-        "the worker process (or container) was stopped",
-        ("worker", "host", "pid", "container", "workers_before"),
+        "the worker's status shows it stopped",
+        ("worker", "host", "pid", "container", "workers_before", "worker_after"),
     ),
 }
 

@@ -163,7 +163,8 @@ class ClockSkew(_Fault):
     """Move a clock: an engine clock (instant times, leases, heartbeats) or a whole worker
     process's clock."""
     target: SkewTarget = "coordinator"
-    """Whose clock: coordinator, writer:N, batch_writer:N, worker:N or all."""
+    """Whose clock: coordinator, batch_writer:N, worker:N (a cluster worker's processes) or
+    all; writer:N is refused (writer tasks never read their engine clock)."""
     duration_s: PosSeconds | None = None
     """How long the skew lasts; none: until the run ends."""
     offset_ms: SkewMs | None = None
