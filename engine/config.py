@@ -19,6 +19,9 @@ class Safety:
     completion_time_slicing: bool = True
     subsume_acks: bool = True
     coordinator_state: bool = True
+    # Zombie coordinators and lock holders past their lease cannot write the timeline, and
+    # an instant completes at most once (engine/table/fencing.py; claims also need
+    # put_if_absent, being a put-if-absent of the completion).
     fencing: bool = True
     truetime_wait: bool = True
     lazy_rollback: bool = True
