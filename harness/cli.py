@@ -109,14 +109,20 @@ def validate(scenario: ScenarioArg, set_: SetOpt = None) -> None:
 @app.command(
     epilog=examples(
         "instantbench schema > scenarios/scenario.schema.json",
+        "instantbench schema suite > scenarios/suites/suite.schema.json",
         "first line of a scenario: # yaml-language-server: $schema=scenario.schema.json",
     )
 )
-def schema() -> None:
-    """Print the scenario file's JSON Schema (generated from the model) for editors and tools."""
-    from harness.scenario.schema import schema_text
+def schema(
+    kind: Annotated[str, typer.Argument(help="scenario | suite")] = "scenario",
+) -> None:
+    """Print the JSON Schema of scenario (or suite) files, generated from their model, for
+    editors and tools."""
+    from harness.schemas import SCHEMAS, schema_text
 
-    typer.echo(schema_text(), nl=False)
+    if kind not in SCHEMAS:
+        _fail(f"schema: unknown kind {kind!r}; allowed: {' | '.join(SCHEMAS)}")
+    typer.echo(schema_text(kind), nl=False)
 
 
 def _fault_kinds() -> list[str]:

@@ -34,30 +34,54 @@ class SuiteError(ValueError):
 
 
 class EntrySpec(Strict):
+    """One scenario of the suite."""
+
     scenario: str
+    """The scenario file, relative to the suite file."""
     set: list[str] = Field(default_factory=list)
+    """--set overrides (dotted keys), e.g. [duration_s=20]."""
     id: Name | None = None
+    """The history series' name; none: the scenario's name (overrides do not change it)."""
     repeat: PosInt = 1
+    """Runs per night; the night's value is their median."""
 
 
 class BenchmarkSpec(Strict):
+    """The engine's pytest-benchmark micro-benchmarks."""
+
     path: str
+    """The benchmarks' folder, relative to the suite file."""
     args: list[str] = Field(default_factory=list)
+    """Extra pytest arguments."""
     timeout_s: PosFloat = 900
+    """How long they may take (s)."""
 
 
 class DetectorSpec(Strict):
+    """The regression detector (harness/jobs/regression.py): a robust z-score against the
+    series' own history."""
+
     window: PosInt = DetectorParams.window
+    """Nights of history the baseline (median, MAD) is taken over."""
     min_history: Annotated[int, Field(ge=2)] = DetectorParams.min_history
+    """Nights a series needs before it can alarm."""
     z_threshold: PosFloat = DetectorParams.z_threshold
+    """|z| in the bad direction that makes a regression."""
     min_change: PosFloat = DetectorParams.min_change
+    """Relative change a regression needs as well (0.5 = 50%)."""
 
 
 class SuiteSpec(Strict):
+    """A nightly suite (`instantbench nightly SUITE`)."""
+
     name: Name
+    """Names the suite's results."""
     scenarios: list[EntrySpec] = Field(default_factory=list)
+    """The scenarios run each night."""
     benchmarks: BenchmarkSpec | None = None
+    """The engine's micro-benchmarks; none: not run."""
     detector: DetectorSpec = Field(default_factory=DetectorSpec)
+    """The regression detector's settings."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""The scenario JSON Schema: generated from the model, kept in the repo, named by every
-shipped scenario, and describing every key (issue 16, item 1)."""
+"""The JSON Schemas of scenario and suite files: generated from their models, kept in the
+repo, named by every shipped file, and describing every key (issue 16, item 1)."""
 
 from __future__ import annotations
 
@@ -13,24 +13,31 @@ import yaml
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.jobs.suite import load_suite
 from harness.scenario import load_scenario
-from harness.scenario.schema import MODELINE, SCHEMA_FILE, scenario_schema, schema_text
+from harness.schemas import MODELINE, SCENARIOS_DIR, SCHEMAS, json_schema, schema_file, schema_text
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
-SHIPPED = sorted(p for p in SCENARIOS.rglob("*.yaml") if "suites" not in p.parts)
-REGENERATE = "instantbench schema > scenarios/scenario.schema.json"
+# Every shipped YAML file: the suites' folder holds suites, everything else is a scenario.
+SHIPPED = sorted(SCENARIOS_DIR.rglob("*.yaml"))
 
 
-def test_schema_file_in_the_repo_matches_the_model() -> None:
-    assert SCHEMA_FILE.read_text() == schema_text(), (
-        f"{SCHEMA_FILE} differs from the scenario model; regenerate it: {REGENERATE}"
+def _kind(path: Path) -> str:
+    return "suite" if "suites" in path.parts else "scenario"
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMAS))
+def test_schema_file_in_the_repo_matches_the_model(kind: str) -> None:
+    path = schema_file(kind)
+    regenerate = f"instantbench schema {kind} > {path.relative_to(SCENARIOS_DIR.parent)}"
+    assert path.read_text() == schema_text(kind), (
+        f"{path} differs from the {kind} model; regenerate it: {regenerate}"
     )
 
 
-def test_schema_command_prints_the_generated_schema() -> None:
-    result = CliRunner().invoke(app, ["schema"])
-    assert result.exit_code == 0
-    assert result.stdout == schema_text()
+def test_schema_command_prints_the_generated_schemas() -> None:
+    assert CliRunner().invoke(app, ["schema"]).stdout == schema_text("scenario")
+    assert CliRunner().invoke(app, ["schema", "suite"]).stdout == schema_text("suite")
+    assert CliRunner().invoke(app, ["schema", "nightly"]).exit_code == 2
 
 
 def _undescribed(schema: dict[str, Any]) -> list[str]:
@@ -46,35 +53,37 @@ def _undescribed(schema: dict[str, Any]) -> list[str]:
         return ref is not None and "description" in defs[ref.rsplit("/", 1)[-1]]
 
     missing = []
-    for owner, node in [("Scenario", schema), *defs.items()]:
+    for owner, node in [("<root>", schema), *defs.items()]:
         for name, prop in node.get("properties", {}).items():
             if not described(prop):
                 missing.append(f"{owner}.{name}")
     return missing
 
 
-def test_every_key_has_a_description() -> None:
-    assert _undescribed(scenario_schema()) == []
+@pytest.mark.parametrize("kind", sorted(SCHEMAS))
+def test_every_key_has_a_description(kind: str) -> None:
+    assert _undescribed(json_schema(kind)) == []
 
 
 def test_the_description_check_notices_a_missing_one() -> None:
     schema = {"properties": {"a": {"type": "string"}, "b": {"description": "x"}}}
-    assert _undescribed(schema) == ["Scenario.a"]
+    assert _undescribed(schema) == ["<root>.a"]
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(SCENARIOS)))
-def test_shipped_scenario_names_the_schema_and_satisfies_it(path: Path) -> None:
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(SCENARIOS_DIR)))
+def test_shipped_file_names_its_schema_and_satisfies_it(path: Path) -> None:
+    kind = _kind(path)
     first = path.read_text().splitlines()[0]
     assert first.startswith(MODELINE), f"{path}: first line must be {MODELINE}<path>"
-    target = (path.parent / first.removeprefix(MODELINE)).resolve()
-    assert target == SCHEMA_FILE
-    assert os.path.relpath(SCHEMA_FILE, path.parent) == first.removeprefix(MODELINE)
-    jsonschema.Draft202012Validator(scenario_schema()).validate(yaml.safe_load(path.read_text()))
-    load_scenario(path)  # the loader reads the comment as a comment
+    named = first.removeprefix(MODELINE)
+    assert named == os.path.relpath(schema_file(kind), path.parent)
+    jsonschema.Draft202012Validator(json_schema(kind)).validate(yaml.safe_load(path.read_text()))
+    # The loaders read the first line as the comment it is.
+    load_suite(path) if kind == "suite" else load_scenario(path)
 
 
 def test_schema_refuses_what_the_loader_refuses() -> None:
-    validator = jsonschema.Draft202012Validator(scenario_schema())
+    validator = jsonschema.Draft202012Validator(json_schema("scenario"))
     assert not validator.is_valid({"name": "x", "engine": {"instant_mod": "async"}})
     assert not validator.is_valid({"name": "x", "faults": [{"kind": "writer_crash"}]})
     assert not validator.is_valid(
