@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness.history import read_events
+from harness.history import load_events
 from harness.runner.rundir import RunPaths
 
 
@@ -73,10 +73,10 @@ def spark_ui(events: list[dict[str, Any]]) -> str | None:
 
 
 def live_spark_ui(history_dir: Path) -> str | None:
-    """spark_ui() while the run goes on; None rather than an error for a history mid-write."""
+    """spark_ui() while the run goes on, from the readable lines of the history."""
     try:
-        return spark_ui(read_events(history_dir))
-    except (OSError, ValueError):
+        return spark_ui(load_events(history_dir)[0])
+    except OSError:
         return None
 
 
