@@ -11,12 +11,23 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from infra.cluster.procs import pids_with_env, signal_pids, wait_gone
+from infra.cluster.procs import pids_with_env, proc_env, signal_pids, wait_gone
 
 # Every process of one driver carries this marker (the JVM and the Python workers inherit
 # it): PySpark's worker daemon puts itself in a process group of its own, and after the
 # JVM died its workers are nobody's children, so neither the group nor the tree finds them.
 DRIVER_ENV = "INSTANTBENCH_DRIVER"
+
+
+def reap_drivers(logs: Path) -> list[int]:
+    """Kill every process of every driver whose log is in `logs` (all drivers of one run,
+    also one a restart or a pause lost track of); return their pids."""
+    prefix = f"{logs}{os.sep}"
+    marked = pids_with_env(DRIVER_ENV)
+    pids = [p for p in marked if proc_env(p).get(DRIVER_ENV, "").startswith(prefix)]
+    signal_pids(pids, signal.SIGKILL)
+    wait_gone(pids, 5.0)
+    return pids
 
 
 class DriverProcess:

@@ -98,7 +98,10 @@ def run_scenario(
     paths = new_run_dir(out, scenario.name, variant, scenario.table.path)
     paths.scenario.write_text(scenario.to_yaml())
     set_up_table(scenario, paths)
-    cluster = start_cluster(scenario, paths)
+    try:
+        cluster = start_cluster(scenario, paths)
+    except KeyboardInterrupt as exc:  # up() tore down what it had started
+        raise _partial(scenario, paths, variant, as_interrupted(exc), None) from None
     try:
         return _run(scenario, paths, variant, quiet, master, cluster)
     finally:
@@ -218,23 +221,34 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
     if interrupted is not None:
         error = _interrupted_error(interrupted, supervisor.t0)
     history.record("run_end", status="error" if error else "ok", error=error)
-    if interrupted is None:
-        try:
-            result = _write_result(scenario, paths, variant, error)
-            return RunOutcome(paths, result)
-        except KeyboardInterrupt as exc:  # while checking: the checks are not done
-            interrupted = as_interrupted(exc)
-            error = _interrupted_error(interrupted, supervisor.t0, "while checking")
-    with signals_held() as held:  # what the run has, with verdict unknown
-        _write_result(scenario, paths, variant, error)
-        held.take()
-    interrupted.run_dir = paths.root
-    raise interrupted
+    if interrupted is not None:
+        raise _partial(scenario, paths, variant, interrupted, supervisor.t0)
+    try:
+        return RunOutcome(paths, _write_result(scenario, paths, variant, error))
+    except KeyboardInterrupt as exc:  # while checking: the checks are not done
+        stopped = as_interrupted(exc)
+        raise _partial(scenario, paths, variant, stopped, supervisor.t0, "while checking") from None
 
 
 def _interrupted_error(interrupted: Interrupted, t0: float | None, when: str = "") -> str:
     at = f" at {time.time() - t0:.1f} s" if t0 is not None else " during start-up"
     return f"interrupted by {interrupted.name}{at}{' ' + when if when else ''}; partial results"
+
+
+def _partial(
+    scenario: Scenario,
+    paths: RunPaths,
+    variant: str | None,
+    interrupted: Interrupted,
+    t0: float | None,
+    when: str = "",
+) -> Interrupted:
+    """Write what the run has (verdict unknown), then the caller raises `interrupted`."""
+    with signals_held() as held:  # writing the result must not be cut short
+        _write_result(scenario, paths, variant, _interrupted_error(interrupted, t0, when))
+        held.take()
+    interrupted.run_dir = paths.root
+    return interrupted
 
 
 def _write_result(scenario: Scenario, paths: RunPaths, variant: str | None, error: str | None):

@@ -18,7 +18,7 @@ from harness.faults.fired import FiredLog, pause_reached, pause_resumed
 from harness.faults.observe import wait_stopped, worker_effect
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
-from harness.runner.driver_process import DriverProcess
+from harness.runner.driver_process import DriverProcess, reap_drivers
 from harness.scenario.faults import is_worker_skew
 
 MAX_RESTARTS = 10
@@ -209,4 +209,5 @@ class Supervisor:
             zombie.kill()
         for zombie, *_ in self._zombies:
             zombie.kill()
+        reap_drivers(self.logs)  # a driver lost track of (a signal mid-restart or mid-pause)
         return code

@@ -27,6 +27,7 @@ _TYPES = {
     "model_type": "must be a mapping of keys",
     "model_attributes_type": "must be a mapping of keys",
     "finite_number": "must be a finite number",
+    "invalid_key": "a key must be text",
 }
 _BOUND_KINDS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
 

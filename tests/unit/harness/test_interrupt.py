@@ -1,6 +1,7 @@
 """SIGINT and SIGTERM take one path (harness.runner.interrupt), and a stopped driver leaves
 no process behind, not even one that left its process group (PySpark's worker daemon)."""
 
+import json
 import os
 import signal
 import sys
@@ -8,7 +9,7 @@ import time
 
 import pytest
 
-from harness.runner.driver_process import DriverProcess
+from harness.runner.driver_process import DriverProcess, reap_drivers
 from harness.runner.interrupt import Interrupted, signals_held, signals_interrupt
 from infra.cluster.procs import alive
 
@@ -51,16 +52,21 @@ class FakeDriver(DriverProcess):
     command = (sys.executable, "-c", FAKE_DRIVER)
 
 
-def test_killing_a_driver_reaps_processes_outside_its_group(tmp_path):
-    pid_file = tmp_path / "pids"
-    driver = FakeDriver(pid_file, tmp_path / "driver-0.log")
+def started(tmp_path, n: int = 0) -> tuple[DriverProcess, int]:
+    """A running fake driver (its log in tmp_path) and the pid of its child."""
+    pid_file = tmp_path / f"pids-{n}"
+    driver = FakeDriver(pid_file, tmp_path / f"driver-{n}.log")
     driver.start()
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.with_suffix(".child").exists()):
+        assert time.monotonic() < deadline, "the fake driver did not start"
+        time.sleep(0.05)
+    return driver, int(pid_file.with_suffix(".child").read_text())
+
+
+def test_killing_a_driver_reaps_processes_outside_its_group(tmp_path):
+    driver, child = started(tmp_path)
     try:
-        deadline = time.monotonic() + 30
-        while not (pid_file.exists() and pid_file.with_suffix(".child").exists()):
-            assert time.monotonic() < deadline, "the fake driver did not start"
-            time.sleep(0.05)
-        child = int(pid_file.with_suffix(".child").read_text())
         assert os.getpgid(child) != os.getpgid(driver.pid)  # killpg alone misses it
         assert set(driver.processes()) >= {driver.pid, child}
         driver.kill()
@@ -68,3 +74,37 @@ def test_killing_a_driver_reaps_processes_outside_its_group(tmp_path):
         assert driver.processes() == []
     finally:
         driver.kill()
+
+
+def test_every_driver_of_a_run_is_reaped_even_one_nobody_tracks(tmp_path):
+    logs, other = tmp_path / "logs", tmp_path / "logs-of-another-run"
+    logs.mkdir()
+    other.mkdir()
+    lost, lost_child = started(other, 0)  # left alone
+    drivers: list[tuple[DriverProcess, int]] = []
+    try:
+        drivers += [started(logs, n) for n in (1, 2)]
+        pids = {p for d, child in drivers for p in (d.pid, child)}
+        assert set(reap_drivers(logs)) >= pids
+        assert not any(alive(p) for p in pids)
+        assert alive(lost.pid) and alive(lost_child)
+    finally:
+        lost.kill()
+        for d, _ in drivers:
+            d.proc.wait()
+
+
+def test_a_signal_while_the_cluster_starts_still_writes_an_unknown_result(tmp_path, monkeypatch):
+    from harness.runner import run as run_module
+    from harness.scenario import validate_scenario
+
+    def interrupted_start(scenario, paths):
+        raise Interrupted(signal.SIGTERM)  # as ClusterBackend.up() re-raises it after down()
+
+    monkeypatch.setattr(run_module, "start_cluster", interrupted_start)
+    scenario = validate_scenario({"name": "s", "cluster": {"backend": "standalone"}})
+    with pytest.raises(Interrupted) as info:
+        run_module.run_scenario(scenario, tmp_path, quiet=True)
+    result = json.loads((info.value.run_dir / "result.json").read_text())
+    assert result["verdict"] == "unknown"
+    assert result["error"].startswith("interrupted by SIGTERM during start-up")
