@@ -69,6 +69,7 @@ def _stops_cleanly(command: Command) -> Command:
 
     @functools.wraps(command)
     def guarded(*args, **kwargs):
+        from harness.runner.errors import RunError
         from harness.runner.interrupt import as_interrupted, signals_interrupt
         from infra.cluster import ClusterError
 
@@ -82,6 +83,8 @@ def _stops_cleanly(command: Command) -> Command:
         except ClusterError as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             _fail(f"cluster: {first}")
+        except RunError as exc:  # could not start: no run directory, no table
+            _fail(" ".join(str(exc).split()))
 
     return guarded  # type: ignore[return-value]
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.clock import AdjustableClock
+from engine.errors import EngineError
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.faults.skew import SkewApplier
@@ -18,6 +19,7 @@ from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
 from harness.runner.driver_config import driver_config, fault_occurrences
 from harness.runner.environment import live_spark_ui
+from harness.runner.errors import RunError
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
 from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunPaths, new_run_dir
@@ -32,10 +34,6 @@ STOP_TIMEOUT_S = 120
 # After SIGINT / SIGTERM: how long the driver may take to stop on its own before it and
 # its processes are killed (`docker stop` and CI time-outs kill everything after ~10 s).
 INTERRUPT_STOP_S = 5
-
-
-class RunError(RuntimeError):
-    """The run could not be carried out (its verdict is unknown)."""
 
 
 @dataclass
@@ -95,9 +93,18 @@ def run_scenario(
     quiet: bool = False,
     master: str | None = None,
 ) -> RunOutcome:
-    paths = new_run_dir(out, scenario.name, variant, scenario.table.path)
-    paths.scenario.write_text(scenario.to_yaml())
-    set_up_table(scenario, paths)
+    try:
+        paths = new_run_dir(out, scenario.name, variant, scenario.table.path)
+        paths.scenario.write_text(scenario.to_yaml())
+    except OSError as exc:
+        raise RunError(f"{out}: cannot create a run directory there ({exc})") from None
+    try:
+        set_up_table(scenario, paths)
+    except (OSError, EngineError) as exc:  # table.path unusable, or a table is there already
+        raise RunError(
+            f"{scenario.source_file}: table.path: cannot create the table at {paths.table} "
+            f"({exc}); allowed: a path where a new directory can be made"
+        ) from None
     try:
         cluster = start_cluster(scenario, paths)
     except KeyboardInterrupt as exc:  # up() tore down what it had started

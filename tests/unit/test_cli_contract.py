@@ -235,3 +235,13 @@ def test_sigterm_during_a_command_is_exit_2_with_one_line(tmp_path, monkeypatch)
     result = runner.invoke(app, ["run", str(SCENARIOS / "smoke.yaml"), "--out", str(tmp_path)])
     one_line_error(result, "interrupted by SIGTERM")
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is gone again
+
+
+def test_a_table_or_run_directory_that_cannot_be_made_is_one_line(tmp_path):
+    smoke = str(SCENARIOS / "smoke.yaml")
+    (tmp_path / "file").write_text("not a directory")
+    bad_table = ["--set", f"table.path={tmp_path / 'file' / 'table'}", "--out", str(tmp_path)]
+    result = runner.invoke(app, ["run", smoke, *bad_table])
+    one_line_error(result, smoke, "table.path: cannot create the table")
+    result = runner.invoke(app, ["run", smoke, "--out", str(tmp_path / "file" / "runs")])
+    one_line_error(result, "cannot create a run directory")
