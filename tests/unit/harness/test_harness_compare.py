@@ -128,10 +128,11 @@ def test_a_small_change_is_the_same_even_when_certain() -> None:
     )
 
 
-def test_one_pair_gives_no_interval_and_no_verdict() -> None:
-    a, b = pairs(1, 500.0, n=1)
+@pytest.mark.parametrize("n", [1, 2])
+def test_fewer_than_three_pairs_give_no_interval_and_no_verdict(n: int) -> None:
+    a, b = pairs(1, 500.0, n=n)
     r = compare_runs(a, b, METRICS, FAST, LOWER)["x.mean"]
-    assert r["n_pairs"] == 1 and r["delta_pct"] < -30
+    assert r["n_pairs"] == n and r["delta_pct"] < -30
     assert (r["ci_pct"], r["p_value"], r["verdict"]) == ([None, None], None, "same")
 
 
