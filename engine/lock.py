@@ -158,6 +158,8 @@ class FileLock(_LockBase):
         self.timeout_s, self.monotonic, self.on_takeover = timeout_s, monotonic, on_takeover
         self.token: str | None = None  # of the lease held now (a fencing token)
         self._version: int | None = None  # the version this holder wrote last
+        self._acquired: int = 0  # the version this hold began with
+        self._released: int = 0  # the free version this object wrote last: a fast re-acquire
         self._observed: tuple[int, float] | None = None  # (version, first seen, monotonic)
         self._mutex = threading.Lock()  # threads of this process
         self._renew_lock = threading.Lock()  # renewal vs release
@@ -182,21 +184,25 @@ class FileLock(_LockBase):
             except ValueError:
                 return version, {"state": "held", "owner": "?"}  # torn: expires by observation
 
-    def _cas(self, version: int, record: dict) -> bool:
+    def _cas(self, version: int, record: dict, verify: bool = True) -> bool:
         """Write `version` if nobody has; False if someone did.
 
-        Old versions are deleted (the newest two are kept, so a reader that listed just
-        before a change still finds one), so a writer paused for two changes could
-        re-create a deleted number: it then sees a newer version than its own and fails."""
+        Releases delete older versions (the newest two stay, so a reader that listed just
+        before a change still finds one), so a writer paused across two changes could
+        re-create a deleted number: `verify` then finds a newer version than its own. (A
+        renewal or release that lands on a collected number is harmless: readers take the
+        newest version, and a lease that was taken over has its grant sealed.)"""
         try:
             self.storage.put_if_absent(self._version_path(version), json.dumps(record).encode())
         except FileExistsError:
             return False
-        if self._newest() != version:
-            return False
-        with contextlib.suppress(OSError):  # collection is best effort
-            self.storage.delete(self._version_path(version - 2), missing_ok=True)
-        return True
+        return not verify or self._newest() == version
+
+    def _collect(self, below: int, since: int) -> None:
+        """Delete this hold's superseded versions (best effort)."""
+        for version in range(max(since - 1, 1), below - 1):
+            with contextlib.suppress(OSError):
+                self.storage.delete(self._version_path(version), missing_ok=True)
 
     @property
     def holder(self) -> str | None:
@@ -222,15 +228,20 @@ class FileLock(_LockBase):
             self._renewer.start()
 
     def _try_acquire(self) -> bool:
-        version, lease = self.read_lease()
-        free = lease is None or lease.get("state") != "held"
-        if not free and not self._expired(version):
-            return False
         token = uuid.uuid4().hex[:12]
         record = {"state": "held", "owner": self.holder_id, "token": token, "beat": 0}
-        if not self._cas(version + 1, record):
-            return False
-        self._version, self.token, self._observed = version + 1, token, None
+        free = True
+        # Fast path: nobody took the lock since this object released it.
+        version = self._released
+        if not (version and self._cas(version + 1, record)):
+            version, lease = self.read_lease()
+            free = lease is None or lease.get("state") != "held"
+            if not free and not self._expired(version):
+                return False
+            if not self._cas(version + 1, record):
+                return False
+        self._version, self._acquired, self.token = version + 1, version + 1, token
+        self._observed = None
         if not free and self.on_takeover is not None:
             try:
                 self.on_takeover(lease.get("token"))
@@ -252,16 +263,20 @@ class FileLock(_LockBase):
                 return
             version = self._version + 1
             record = {"state": "held", "owner": self.holder_id, "token": self.token}
-            if not self._cas(version, {**record, "beat": version}):
+            if not self._cas(version, {**record, "beat": version}, verify=False):
                 self._version = None
                 raise LockLostError(f"lease {self.path} of {self.holder_id} was taken over")
             self._version = version
 
     def _give_back(self) -> None:
         """Write a free version after ours (a no-op if the lease was taken meanwhile)."""
+        self._released = 0
         if self._version is not None:
+            free = self._version + 1
             with contextlib.suppress(OSError):
-                self._cas(self._version + 1, {"state": "free", "owner": self.holder_id})
+                if self._cas(free, {"state": "free", "owner": self.holder_id}, verify=False):
+                    self._released = free
+                    self._collect(below=free, since=self._acquired)
         self._version, self.token = None, None
 
     def close(self) -> None:

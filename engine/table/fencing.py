@@ -123,6 +123,7 @@ class Fence:
         self.domain = WRITERS_DOMAIN  # the default; a coordinator sets its epoch's
         self.grant: str | None = None  # the grant directory of the current lock hold
         self.hooks: list[SeamHook] = []  # seams for tests and fault injection
+        self._made = False  # the grant directory exists
         self._claims_dir_made = False
 
     def _seam(self, point: str, **info: Any) -> None:
@@ -137,30 +138,36 @@ class Fence:
     # -- grants (the table lock is held) -----------------------------------------------
 
     def open(self, lock_token: object) -> None:
-        """Open this lock hold's grant; FencedError if the domain or the lease is revoked."""
+        """Name this lock hold's grant; it is made by the hold's first timeline write."""
         if not self.enabled:
             return
         domain = _scope.get() or self.domain
         token = str(lock_token) if lock_token is not None else uuid.uuid4().hex
-        grant = f"{FENCE_DIR}/{domain}/{token}"
+        self.grant, self._made = f"{FENCE_DIR}/{domain}/{token}", False
+
+    def _make_grant(self) -> None:
+        """FencedError if the domain is sealed or the lease revoked (a tombstone at the
+        grant's name): both checks are the exclusive create of the grant itself."""
+        if self._made:
+            return
         try:
-            self.storage.create_dir(grant)
+            self.storage.create_dir(self.grant)
         except FileExistsError:
-            raise FencedError(f"lock lease {token} was revoked: its lease ran out") from None
+            raise FencedError(f"lock lease of {self.grant} was revoked: it ran out") from None
         except FileNotFoundError:
+            domain = self.grant.split("/")[-2]
             if domain != WRITERS_DOMAIN:
                 raise FencedError(
                     f"fence domain {domain} is sealed: a newer coordinator epoch took over"
                 ) from None
             self.storage.makedirs(f"{FENCE_DIR}/{domain}")  # the shared domain, made once
-            self.open(lock_token)
-            return
-        self.grant = grant
+            self.storage.create_dir(self.grant)
+        self._made = True
 
     def close(self) -> None:
         """The hold ends: remove its grant (empty, unless a publish failed midway)."""
         grant, self.grant = self.grant, None
-        if grant is not None:
+        if grant is not None and self._made:
             # Best effort: a grant left behind is never used again (its token is spent).
             with contextlib.suppress(OSError):
                 if not self.storage.remove_dir(grant):
@@ -232,11 +239,13 @@ class Fence:
         name = path.rsplit("/", 1)[1]
         staged = f"{self.grant}/{name}"
         self._stage(staged, data, name)
+        moved = False
         try:
-            self._publish(staged, path, exclusive, claim if self.claims else None)
+            moved = self._publish(staged, path, exclusive, claim if self.claims else None)
         finally:
-            with contextlib.suppress(OSError):  # a leftover is re-published (a no-op) or dropped
-                self.storage.delete(staged, missing_ok=True)
+            if not moved:  # a leftover is re-published (a no-op) or dropped by a seal
+                with contextlib.suppress(OSError):
+                    self.storage.delete(staged, missing_ok=True)
 
     def claim(self, requested_time: str, record: dict[str, Any]) -> None:
         """Claim an instant without completing it (a rollback): nothing completes it after.
@@ -254,6 +263,7 @@ class Fence:
 
     def _stage(self, staged: str, data: bytes, name: str) -> None:
         self._seam("before_stage", name=name)
+        self._make_grant()
         try:
             self.storage.put_if_absent(staged, data, parents=False)
         except FileNotFoundError:
@@ -276,20 +286,25 @@ class Fence:
                 raise InstantClaimedError(requested_time) from None
         self._seam("after_claim", requested_time=requested_time)
 
-    def _publish(self, staged: str, path: str, exclusive: bool, claim: str | None) -> None:
+    def _publish(self, staged: str, path: str, exclusive: bool, claim: str | None) -> bool:
+        """Publish a staged file; True if it was moved (not linked) there."""
         if claim:
             self._claim(staged, claim)
+        # Link where the name must be new; after a claim (which already made the instant's
+        # completion unique) or where replacing is asked for, move the staged file there.
+        move = bool(claim) or not exclusive
         try:
-            if exclusive:
-                self.storage.link(staged, path)
-            else:
+            if move:
                 self.storage.rename(staged, path)
+            else:
+                self.storage.link(staged, path)
         except FileNotFoundError:
             raise FencedError(f"{self.grant} was sealed before {path} was published") from None
         except FileExistsError:
             if not self._same(staged, path):
                 raise
         self._seam("after_publish", path=path)
+        return move
 
     def _same(self, a: str, b: str) -> bool:
         try:
