@@ -40,11 +40,19 @@ def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "target": e.get("target"),
                 "start_s": e.get("start_s"),
                 "end_s": e.get("end_s"),
-                "applied": e.get("applied"),
+                "applied": _applied(e, events),
                 "evidence": evidence,
             }
         )
     return out
+
+
+def _applied(e: dict[str, Any], events: list[dict[str, Any]]) -> bool:
+    """A worker's clock skew is set by the runner; it counts once the worker's tasks were
+    seen running with it (every other fault event is written after its effect)."""
+    if is_worker_skew(e.get("fault_kind", ""), e.get("target")):
+        return bool(e.get("applied")) and observed_worker_skew(e, events)["tasks"] > 0
+    return bool(e.get("applied"))
 
 
 # Checks whose inputs include the history's events (unique_keys reads only the table).
@@ -72,7 +80,7 @@ def _distrust(results: list[CheckResult], problems: list[str]) -> list[CheckResu
 
 
 def _faults_not_applied(scenario: Scenario, events: list[dict[str, Any]]) -> list[str]:
-    applied = {e.get("label") for e in events if e["kind"] == "fault" and e.get("applied")}
+    applied = {e.get("label") for e in events if e["kind"] == "fault" and _applied(e, events)}
     return [o.label for o in fault_occurrences(scenario) if o.label not in applied]
 
 

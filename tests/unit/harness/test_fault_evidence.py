@@ -387,3 +387,24 @@ def test_engine_faults_are_refused_on_the_raw_parquet_sink(tmp_path: Path) -> No
     )
     assert "faults.0.kind: drop_ack acts through the table engine" in message
     assert "allowed with it: worker_kill, worker_pause" in message
+
+
+def test_a_worker_clock_skew_counts_once_its_tasks_ran_skewed() -> None:
+    from harness.runner.analysis import _fault_records
+
+    fault = {
+        "kind": "fault",
+        "fault_kind": "clock_skew",
+        "label": "clock_skew@worker:2#0",
+        "target": "worker:2",
+        "t": 5000.0,
+        "start_s": 20.0,
+        "end_s": 30.0,
+        "applied": True,
+        "evidence": {"host": "127.0.0.12", "runner_wall_minus_mono_s": 1000.0},
+    }
+    task = {"kind": "task_clock", "host": "127.0.0.12", "t": 5005.75, "wall_minus_mono_s": 1000.75}
+    [unseen] = _fault_records([fault])  # the offset was set; no task of the worker ran since
+    assert unseen["applied"] is False
+    [seen] = _fault_records([fault, task])
+    assert seen["applied"] is True and seen["evidence"]["observed"]["skew_ms"] == 750.0
