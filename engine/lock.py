@@ -160,6 +160,7 @@ class FileLock(_LockBase):
         self._version: int | None = None  # the version this holder wrote last
         self._acquired: int = 0  # the version this hold began with
         self._released: int = 0  # the free version this object wrote last: a fast re-acquire
+        self._kept: str | None = None  # its token, kept by a fast re-acquire
         self._observed: tuple[int, float] | None = None  # (version, first seen, monotonic)
         self._mutex = threading.Lock()  # threads of this process
         self._renew_lock = threading.Lock()  # renewal vs release
@@ -228,12 +229,14 @@ class FileLock(_LockBase):
             self._renewer.start()
 
     def _try_acquire(self) -> bool:
-        token = uuid.uuid4().hex[:12]
+        # Fast path: nobody took the lock since this object released it, so its token was
+        # never revoked and stays (the fence grant of a token is made once).
+        version, token = self._released, self._kept
         record = {"state": "held", "owner": self.holder_id, "token": token, "beat": 0}
         free = True
-        # Fast path: nobody took the lock since this object released it.
-        version = self._released
-        if not (version and self._cas(version + 1, record)):
+        if not (version and token and self._cas(version + 1, record)):
+            token = uuid.uuid4().hex[:12]
+            record = {**record, "token": token}
             version, lease = self.read_lease()
             free = lease is None or lease.get("state") != "held"
             if not free and not self._expired(version):
@@ -270,12 +273,12 @@ class FileLock(_LockBase):
 
     def _give_back(self) -> None:
         """Write a free version after ours (a no-op if the lease was taken meanwhile)."""
-        self._released = 0
+        self._released, self._kept = 0, None
         if self._version is not None:
             free = self._version + 1
             with contextlib.suppress(OSError):
                 if self._cas(free, {"state": "free", "owner": self.holder_id}, verify=False):
-                    self._released = free
+                    self._released, self._kept = free, self.token
                     self._collect(below=free, since=self._acquired)
         self._version, self.token = None, None
 

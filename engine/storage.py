@@ -89,15 +89,59 @@ class Storage:
                 f.write(data)
         self._after_write(full)
 
+    def put_staged(
+        self,
+        staging: str,
+        path: str,
+        data: bytes,
+        *,
+        claim: str | None = None,
+        replace: bool = False,
+    ) -> None:
+        """Write `data` to a temp file inside the directory `staging` (never created here),
+        link it to `claim` (if given), then to `path`, each only if absent (`replace`:
+        `path` is replaced), and drop the temp: one storage operation, like put_if_absent.
+
+        FileNotFoundError if `staging` is gone or the temp was taken out of it meanwhile (a
+        sealed fence grant: engine/table/fencing.py); FileExistsError, with `filename` the
+        full path, if `claim` or `path` exists."""
+        full = self.full_path(path)
+        self._hook("put", full)
+        tmp = self._write_temp(f"{self.full_path(staging)}/{path.rsplit('/', 1)[-1]}", data, False)
+        try:
+            for target, exclusive in ((claim, True), (path, not replace)):
+                if target is None:
+                    continue
+                target_full = self.full_path(target)
+                if not exclusive:
+                    self.filesystem.move(tmp, target_full)
+                    break
+                try:
+                    self._link_full(tmp, target_full)
+                except FileExistsError:
+                    raise FileExistsError(errno.EEXIST, "already exists", target_full) from None
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                self.filesystem.delete_file(tmp)
+        self._after_write(full)
+
+    def _link_full(self, full_src: str, full_dst: str) -> None:
+        if self._local:
+            os.link(full_src, full_dst)
+            return
+        with self.filesystem.open_input_stream(full_src) as f:
+            data = f.read()
+        if self._info(full_dst).type != pafs.FileType.NotFound:
+            raise FileExistsError(full_dst)
+        with self.filesystem.open_output_stream(full_dst) as f:
+            f.write(data)
+
     def link(self, src: str, dst: str) -> None:
         """Make `dst` hold the bytes of `src`, only if `dst` is absent: FileExistsError if it
         exists, FileNotFoundError if `src` is gone. Local storage: a hard link, atomic."""
-        full_src, full_dst = self.full_path(src), self.full_path(dst)
+        full_dst = self.full_path(dst)
         self._hook("put", full_dst)
-        if self._local:
-            os.link(full_src, full_dst)
-        else:
-            self.put_if_absent(dst, self.read_bytes(src))
+        self._link_full(self.full_path(src), full_dst)
 
     def create_dir(self, path: str) -> None:
         """Create one directory, never its parents: FileExistsError if it exists,

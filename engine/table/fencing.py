@@ -12,22 +12,21 @@ engine builds one from two POSIX facts (engine/storage.py):
   not even by a process that resolved the path before (the kernel marks it dead);
 * `link(2)` creates a name only if it is absent.
 
-Grants. Every hold of the table lock opens a grant directory
+Grants. A lock token's writes go through a grant directory
 `.hoodie/.fence/<domain>/<lock token>/`: the domain is `e<epoch>` for a stream
 coordinator (`epoch_scope`) and `w` for other writers. Every timeline file a holder
-writes (requested, inflight, completed; the claim of an instant it rolls back) is first
-*staged* in its grant directory (write a temp file there, link it to its final name
-there) and then *published* (linked to its timeline name). Staging is the decision; it
-succeeds only while the grant directory is alive.
+writes (requested, inflight, completed; the claim of an instant it rolls back) is written
+as a temp file inside its grant and then linked to its timeline name
+(`Storage.put_staged`). The link succeeds only while the temp is still in the grant.
 
-Sealing. Whoever takes over seals the stale grants: list the grant, publish every staged
-file in it (decisions made before the seal are honoured, exactly as if the old holder had
-finished just before it stopped), delete half-written temps (no decision), `rmdir`; if a
-new file appeared meanwhile, do it again. After the seal the old holder's staging fails
-(the directory is dead) and so does its late publishing (the staged file is gone: the
-sealer published or deleted it), so nothing it does afterwards reaches the timeline,
-wherever it was paused: after a fencing check, inside the TrueTime wait, between staging
-and publishing.
+Sealing. Whoever takes over seals the stale grants: it moves every temp out of the grant
+(after which the old holder's link fails), publishes a completion whose claim the old
+holder had already made (that commit was decided before the takeover: see "At most
+once"), drops the rest, and removes the directory with `rmdir`; if a new temp appeared
+meanwhile, it does it again. After the seal the old holder can neither write a temp
+(the directory is dead) nor link one, so nothing it does afterwards reaches the
+timeline, wherever it was paused: after a fencing check, inside the TrueTime wait,
+between its writes.
 * A new coordinator creates `e<n+1>` exclusively (mkdir) and seals every older epoch: each
   grant inside it, then the domain directory itself, which makes the zombie's next grant
   (mkdir inside a dead domain) fail too.
@@ -40,7 +39,8 @@ At most once. Publishing a completed instant first links the staged file to
 `.hoodie/.fence/claims/<requested time>`: keyed by the requested time alone, so a second
 completion of the same instant fails whatever its completion time, whoever tries. A
 rollback of a pending instant claims it first too, so nothing completes it afterwards.
-A claim holds the completed file's bytes, so the sealer can finish a claimed completion.
+A claim holds the completed file's bytes, so the sealer can finish a claimed completion
+(and must: nothing else could complete that instant any more).
 
 Limits. The atomicity rests on local (POSIX) storage. Object stores have no directories
 and pyarrow.fs no conditional PUT, so there staging and claims are check-then-write, as
@@ -116,14 +116,18 @@ def advance_epoch(storage: Storage) -> int:
 
 
 class Fence:
-    """A table handle's fencing: grants per lock hold, staged timeline writes, claims."""
+    """A table handle's fencing: a grant per lock token, fenced timeline writes, claims.
+
+    A grant is made by its token's first write and kept while the lock hands out the same
+    token (FileLock keeps it while nobody else took the lock), so an undisturbed writer
+    pays for it once."""
 
     def __init__(self, storage: Storage, *, enabled: bool, claims: bool) -> None:
         self.storage, self.enabled, self.claims = storage, enabled, enabled and claims
         self.domain = WRITERS_DOMAIN  # the default; a coordinator sets its epoch's
-        self.grant: str | None = None  # the grant directory of the current lock hold
+        self.grant: str | None = None  # the grant of the current lock hold
         self.hooks: list[SeamHook] = []  # seams for tests and fault injection
-        self._made = False  # the grant directory exists
+        self._made: str | None = None  # the grant directory this handle made last
         self._claims_dir_made = False
 
     def _seam(self, point: str, **info: Any) -> None:
@@ -135,20 +139,38 @@ class Fence:
         """`<domain>/<lock token>` of the current hold (commit metadata carries it)."""
         return self.grant[len(FENCE_DIR) + 1 :] if self.grant else None
 
+    @property
+    def active(self) -> bool:
+        return self.enabled and self.grant is not None
+
     # -- grants (the table lock is held) -----------------------------------------------
 
     def open(self, lock_token: object) -> None:
-        """Name this lock hold's grant; it is made by the hold's first timeline write."""
+        """A lock hold begins: name its grant (made by its first write)."""
         if not self.enabled:
             return
         domain = _scope.get() or self.domain
         token = str(lock_token) if lock_token is not None else uuid.uuid4().hex
-        self.grant, self._made = f"{FENCE_DIR}/{domain}/{token}", False
+        self.grant = f"{FENCE_DIR}/{domain}/{token}"
+        if self._made is not None and self._made != self.grant:
+            self.close()  # the token changed: the old grant is spent
+
+    def end(self) -> None:
+        """A lock hold ends (its grant stays for the token's next hold)."""
+        self.grant = None
+
+    def close(self) -> None:
+        """Remove the grant this handle made (best effort: a spent grant is never used)."""
+        made, self._made = self._made, None
+        if made is not None:
+            with contextlib.suppress(OSError):
+                if not self.storage.remove_dir(made):
+                    self.seal(made)
 
     def _make_grant(self) -> None:
         """FencedError if the domain is sealed or the lease revoked (a tombstone at the
         grant's name): both checks are the exclusive create of the grant itself."""
-        if self._made:
+        if self._made == self.grant:
             return
         try:
             self.storage.create_dir(self.grant)
@@ -162,19 +184,12 @@ class Fence:
                 ) from None
             self.storage.makedirs(f"{FENCE_DIR}/{domain}")  # the shared domain, made once
             self.storage.create_dir(self.grant)
-        self._made = True
+        self._made = self.grant
 
-    def close(self) -> None:
-        """The hold ends: remove its grant (empty, unless a publish failed midway)."""
-        grant, self.grant = self.grant, None
-        if grant is not None and self._made:
-            # Best effort: a grant left behind is never used again (its token is spent).
-            with contextlib.suppress(OSError):
-                if not self.storage.remove_dir(grant):
-                    self.seal(grant)
+    # -- taking over -----------------------------------------------------------------
 
     def revoke(self, lock_token: object) -> None:
-        """A lock lease ran out and was taken over: nothing its holder stages lands now."""
+        """A lock lease ran out and was taken over: nothing its holder writes lands now."""
         if not self.enabled or lock_token is None:
             return
         self.storage.makedirs(f"{FENCE_DIR}/{WRITERS_DOMAIN}")
@@ -203,108 +218,70 @@ class Fence:
                 return
 
     def seal(self, grant: str) -> None:
-        """Publish what was staged in `grant`, drop half-written temps, remove it."""
+        """Take every temp out of `grant`, finish the claimed completions among them, and
+        remove the grant."""
         while True:
             for name in self.storage.list(grant):
-                path = f"{grant}/{name}"
-                if not name.startswith(TEMP_PREFIX):
-                    self._publish_staged(path, name)
-                self.storage.delete(path, missing_ok=True)
+                taken = f"{FENCE_DIR}/taken-{uuid.uuid4().hex[:12]}"
+                try:
+                    self.storage.rename(f"{grant}/{name}", taken)
+                except FileNotFoundError:
+                    continue  # its writer finished (or dropped) it meanwhile
+                try:
+                    self._finish_claimed(taken, name)
+                finally:
+                    self.storage.delete(taken, missing_ok=True)
             if self.storage.remove_dir(grant):
                 return
 
-    def _publish_staged(self, staged: str, name: str) -> None:
-        """A decision made before the seal: publish it unless a conflicting one won."""
-        if name.endswith(CLAIM_SUFFIX):
-            with contextlib.suppress(FileExistsError, FileNotFoundError):
-                self.storage.link(staged, f"{CLAIMS_DIR}/{name[: -len(CLAIM_SUFFIX)]}")
+    def _finish_claimed(self, taken: str, name: str) -> None:
+        """Publish a completion whose claim its writer had already made."""
+        final = name[len(TEMP_PREFIX) :].split("-", 1)[-1]  # .tmp-<hex>-<name>
+        instant = parse_file_name(final)
+        if instant is None or not instant.is_completed:
             return
-        instant = parse_file_name(name)
-        if instant is None:
-            return
-        claim = instant.requested_time if instant.is_completed else None
-        with contextlib.suppress(FencedError, InstantClaimedError, FileExistsError):
-            self._publish(staged, f"{TIMELINE_DIR}/{name}", True, claim)
+        claim = f"{CLAIMS_DIR}/{instant.requested_time}"
+        if self._same(taken, claim):
+            with contextlib.suppress(FileExistsError):
+                self.storage.link(taken, f"{TIMELINE_DIR}/{final}")
 
-    # -- staged writes ---------------------------------------------------------------
-
-    @property
-    def active(self) -> bool:
-        return self.enabled and self.grant is not None
+    # -- fenced writes ---------------------------------------------------------------
 
     def write(self, path: str, data: bytes, *, exclusive: bool, claim: str | None = None) -> None:
         """Write a timeline file through this hold's grant. `exclusive`: FileExistsError if
         the name exists (else replace it). `claim`: the requested time this write
         completes (at most once: InstantClaimedError if someone else claimed it)."""
-        name = path.rsplit("/", 1)[1]
-        staged = f"{self.grant}/{name}"
-        self._stage(staged, data, name)
-        moved = False
-        try:
-            moved = self._publish(staged, path, exclusive, claim if self.claims else None)
-        finally:
-            if not moved:  # a leftover is re-published (a no-op) or dropped by a seal
-                with contextlib.suppress(OSError):
-                    self.storage.delete(staged, missing_ok=True)
+        claim_path = f"{CLAIMS_DIR}/{claim}" if claim and self.claims else None
+        self._put(path, data, claim_path, replace=not exclusive)
 
     def claim(self, requested_time: str, record: dict[str, Any]) -> None:
         """Claim an instant without completing it (a rollback): nothing completes it after.
         An identical existing claim (a retried rollback) counts as ours."""
         if not (self.claims and self.grant):
             return
-        name = f"{requested_time}{CLAIM_SUFFIX}"
-        staged = f"{self.grant}/{name}"
-        self._stage(staged, json.dumps(record, sort_keys=True).encode(), name)
+        data = json.dumps(record, sort_keys=True).encode()
+        path = f"{CLAIMS_DIR}/{requested_time}"
         try:
-            self._claim(staged, requested_time)
-        finally:
-            with contextlib.suppress(OSError):
-                self.storage.delete(staged, missing_ok=True)
+            self._put(path, data, None, replace=False)
+        except InstantClaimedError:
+            if self.storage.read_bytes(path) != data:
+                raise
 
-    def _stage(self, staged: str, data: bytes, name: str) -> None:
-        self._seam("before_stage", name=name)
+    def _put(self, path: str, data: bytes, claim: str | None, *, replace: bool) -> None:
+        self._seam("before_write", path=path)
         self._make_grant()
-        try:
-            self.storage.put_if_absent(staged, data, parents=False)
-        except FileNotFoundError:
-            raise FencedError(f"{self.grant} is sealed: another holder took over") from None
-        self._seam("after_stage", name=name)
-
-    def _claim(self, staged: str, requested_time: str) -> None:
-        target = f"{CLAIMS_DIR}/{requested_time}"
-        if not self._claims_dir_made:
+        if (claim or path).startswith(CLAIMS_DIR) and not self._claims_dir_made:
             self.storage.makedirs(CLAIMS_DIR)
             self._claims_dir_made = True
         try:
-            self.storage.link(staged, target)
+            self.storage.put_staged(self.grant, path, data, claim=claim, replace=replace)
         except FileNotFoundError:
-            raise FencedError(
-                f"{self.grant} was sealed before {requested_time} was claimed"
-            ) from None
-        except FileExistsError:
-            if not self._same(staged, target):
-                raise InstantClaimedError(requested_time) from None
-        self._seam("after_claim", requested_time=requested_time)
-
-    def _publish(self, staged: str, path: str, exclusive: bool, claim: str | None) -> bool:
-        """Publish a staged file; True if it was moved (not linked) there."""
-        if claim:
-            self._claim(staged, claim)
-        # Link where the name must be new; after a claim (which already made the instant's
-        # completion unique) or where replacing is asked for, move the staged file there.
-        move = bool(claim) or not exclusive
-        try:
-            if move:
-                self.storage.rename(staged, path)
-            else:
-                self.storage.link(staged, path)
-        except FileNotFoundError:
-            raise FencedError(f"{self.grant} was sealed before {path} was published") from None
-        except FileExistsError:
-            if not self._same(staged, path):
-                raise
-        self._seam("after_publish", path=path)
-        return move
+            raise FencedError(f"{self.grant} is sealed: another holder took over") from None
+        except FileExistsError as e:
+            if e.filename is not None and e.filename.startswith(self.storage.full_path(CLAIMS_DIR)):
+                raise InstantClaimedError(e.filename.rsplit("/", 1)[-1]) from None
+            raise
+        self._seam("after_write", path=path)
 
     def _same(self, a: str, b: str) -> bool:
         try:

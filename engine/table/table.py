@@ -167,8 +167,10 @@ class Table:
         return cls(storage, config, schema, **kwargs)
 
     def close(self) -> None:
-        """Stop background threads (heartbeats; the default lock's lease renewal)."""
+        """Stop background threads (heartbeats; the default lock's lease renewal); remove
+        this handle's fencing grant."""
         self.heartbeats.close()
+        self.fence.close()
         if self._own_lock is not None:
             self._own_lock.close()
 
@@ -522,10 +524,8 @@ class _TimedLock:
 
     def __exit__(self, *exc: object) -> None:
         self.table.timeline.unpin()
-        try:
-            self.table.fence.close()
-        finally:
-            self.table.lock.release()
+        self.table.fence.end()
+        self.table.lock.release()
 
 
 def _effective(stats: list[WriteStat], t: str) -> tuple[list[WriteStat], list[str]]:

@@ -154,7 +154,7 @@ def test_nothing_completes_an_instant_after_its_rollback(path, fencing):
 
 
 # ------------------------------------------------------------------ zombie coordinator
-COMMIT_SEAMS = ["after_fencing_check", "truetime_wait", "after_stage", "after_claim"]
+COMMIT_SEAMS = ["after_fencing_check", "truetime_wait", "before_write"]
 
 
 @pytest.mark.parametrize(
@@ -181,7 +181,7 @@ def test_zombie_coordinator_paused_in_a_commit_never_completes_it(path, seam_nam
     guard = check_epoch
     if seam_name == "truetime_wait":
         _pause_in_truetime(zombie, seam)
-    elif seam_name in ("after_stage", "after_claim"):
+    elif seam_name == "before_write":
         zombie.fence.hooks.append(lambda point, info: point == seam_name and seam())
 
     def commit() -> str:
@@ -193,15 +193,8 @@ def test_zombie_coordinator_paused_in_a_commit_never_completes_it(path, seam_nam
     assert seam.reached.wait(WAIT_S)
     new = epochs.advance()  # a new driver starts; the old one is stopped, holding the lock
     successor = _open(path, safety, paused=False, name="successor")
-    decided = fencing and seam_name in ("after_stage", "after_claim")
-    if decided:
-        # The zombie staged its completed instant before the takeover: that commit was
-        # decided, and the seal published it; the successor finds it completed.
-        assert len(_completed(successor, t.requested_time)) == 1
-        successor.reload()
-    else:
-        with epoch_scope(new):
-            successor.commit(t, stats)  # recovery recommits the instant
+    with epoch_scope(new):
+        successor.commit(t, stats)  # recovery recommits the instant
     seam.go.set()
     error = z.finish()
     completed = _completed(successor, t.requested_time)
@@ -209,8 +202,7 @@ def test_zombie_coordinator_paused_in_a_commit_never_completes_it(path, seam_nam
         assert isinstance(error, FencedError), error
         assert len(completed) == 1
         meta = successor.timeline.reload().read_metadata(t.requested_time)
-        decided_by = "zombie" if decided else "successor"
-        assert meta["writer_id"] == decided_by
+        assert meta["writer_id"] == "successor" and meta["fence"].startswith(f"e{new}/")
     else:
         assert error is None
         assert len(completed) == 2  # the double commit the timeline check reports
@@ -316,6 +308,41 @@ def test_zombie_paused_in_a_compaction_never_completes_it(tmp_path, fencing):
         assert isinstance(error, FencedError) and done == []
     else:
         assert error is None and len(done) == 1
+
+
+def test_a_seal_finishes_a_completion_its_writer_had_claimed(path):
+    """Stopped between its claim and its completed file (two links of one temp file): the
+    commit was decided, nothing else may complete the instant, so the seal publishes it."""
+    epochs = EpochStore(Table.open(path).storage)
+    old = epochs.advance()
+    zombie = Table.open(path, max_skew_ms=0, writer_id="zombie")
+    with epoch_scope(old):
+        t = zombie.start_instant()
+    stats = zombie.write_files(t, rows([4]))
+    storage, seam = zombie.storage, Seam()
+    real_link = storage._link_full
+
+    def link_then_stop(src: str, dst: str) -> None:
+        real_link(src, dst)
+        if "/claims/" in dst:
+            seam()
+
+    storage._link_full = link_then_stop
+
+    def commit() -> str:
+        with epoch_scope(old):
+            return zombie.commit(t, stats)
+
+    z = Zombie(commit)
+    z.start()
+    assert seam.reached.wait(WAIT_S)
+    assert _completed(zombie, t.requested_time) == []  # claimed, not yet completed
+    epochs.advance()  # a successor seals the old epoch
+    assert len(_completed(zombie, t.requested_time)) == 1
+    seam.go.set()
+    assert isinstance(z.finish(), FencedError)  # its own link finds the temp gone
+    assert len(_completed(zombie, t.requested_time)) == 1
+    assert Table.open(path).snapshot()["id"].to_pylist() == [4]
 
 
 def test_a_sealed_epoch_cannot_open_a_new_grant(path):
