@@ -193,15 +193,21 @@ class FileLock(_LockBase):
         re-create a deleted number: `verify` then finds a newer version than its own. (A
         renewal or release that lands on a collected number is harmless: readers take the
         newest version, and a lease that was taken over has its grant sealed.)"""
+        path = self._version_path(version)
         try:
-            self.storage.put_if_absent(self._version_path(version), json.dumps(record).encode())
+            self.storage.put_if_absent(path, json.dumps(record).encode())
         except FileExistsError:
             return False
-        return not verify or self._newest() == version
+        if verify and self._newest() != version:
+            with contextlib.suppress(OSError):
+                self.storage.delete(path, missing_ok=True)  # a stale number: never current
+            return False
+        return True
 
     def _collect(self, below: int, since: int) -> None:
-        """Delete this hold's superseded versions (best effort)."""
-        for version in range(max(since - 1, 1), below - 1):
+        """Delete the versions from the two before this hold's first up to the two newest
+        (best effort; the hold before this one collected what came before it)."""
+        for version in range(max(since - 2, 1), below - 1):
             with contextlib.suppress(OSError):
                 self.storage.delete(self._version_path(version), missing_ok=True)
 

@@ -191,3 +191,14 @@ def test_sizes_and_missing(storage):
     with pytest.raises(FileNotFoundError):
         storage.read_bytes("nope")
     assert storage.list("no/such/dir") == []
+
+
+def test_file_lock_keeps_only_the_two_newest_lease_versions(storage):
+    a, b = FileLock(storage, holder_id="a", renew=False), FileLock(storage, holder_id="b")
+    for lock in (a, a, b, a, b, b):  # fast re-acquires, take-turns, renewals (a)
+        lock.acquire(1)
+        if lock is a:
+            lock.renew()
+        lock.release()
+    assert len(storage.list(".hoodie/.lock")) == 2
+    b.close()
