@@ -92,8 +92,14 @@ class WriterCrash(_Repeating):
     """Where in the writer's flush it exits."""
 
 
+# mid_commit: under the table lock, before the epoch check; after_fencing_check: right
+# after it (then the TrueTime wait and the completed instant's write, which fencing refuses).
 CoordinatorPoint = Literal[
-    "after_coordinator_snapshot", "after_ack_before_commit", "mid_commit", "after_commit"
+    "after_coordinator_snapshot",
+    "after_ack_before_commit",
+    "mid_commit",
+    "after_fencing_check",
+    "after_commit",
 ]
 
 
