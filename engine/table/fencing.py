@@ -35,7 +35,7 @@ between its writes.
   directory is there already, seals it. The holder's mkdir of its grant and the
   tombstone are both exclusive creates of one name: whichever comes second fails.
 
-At most once. Publishing a completed instant first links the staged file to
+At most once. Publishing a completed instant first links its temp file to
 `.hoodie/.fence/claims/<requested time>`: keyed by the requested time alone, so a second
 completion of the same instant fails whatever its completion time, whoever tries. A
 rollback of a pending instant claims it first too, so nothing completes it afterwards.
@@ -43,7 +43,7 @@ A claim holds the completed file's bytes, so the sealer can finish a claimed com
 (and must: nothing else could complete that instant any more).
 
 Limits. The atomicity rests on local (POSIX) storage. Object stores have no directories
-and pyarrow.fs no conditional PUT, so there staging and claims are check-then-write, as
+and pyarrow.fs no conditional PUT, so there grants and claims are check-then-write, as
 `Storage.put_if_absent` already is. Switches: `safety.fencing` turns grants, sealing and
 claims off (the detection scenarios show the double commit); claims also need
 `safety.put_if_absent`, since a claim is a put-if-absent of the completion.
@@ -67,7 +67,6 @@ from engine.timeline.instant import parse_file_name
 FENCE_DIR = ".hoodie/.fence"
 CLAIMS_DIR = f"{FENCE_DIR}/claims"
 WRITERS_DOMAIN = "w"
-CLAIM_SUFFIX = ".claim"  # a staged claim without a timeline file (a rollback's)
 _EPOCH_RE = re.compile(r"^e(\d+)$")
 SeamHook = Callable[[str, dict[str, Any]], None]
 
