@@ -376,7 +376,24 @@ def cluster(
         out.print(format_status(cluster_status(backend)), markup=False)
 
 
-def _print_comparison(variants: list[str], table: list[dict]) -> None:
+def _print_comparison(variants: list[str], table: list[dict], console: Console = out) -> None:
+    _print_whole(console, _comparison_table(variants, table))
+
+
+def _print_whole(console: Console, grid) -> None:
+    """A table at its natural width even on a narrower terminal (which then wraps the
+    lines): rich would otherwise shorten a metric's name to fit, fold a number into two
+    lines (0.003 over 7) or drop columns."""
+    from rich.measure import Measurement
+    from rich.segment import Segments
+
+    unbounded = console.options.update(max_width=10_000)
+    width = max(console.width, Measurement.get(console, unbounded, grid).maximum)
+    lines = console.render(grid, console.options.update_width(width))
+    console.print(Segments(lines), soft_wrap=True)  # soft_wrap: the lines are not cropped
+
+
+def _comparison_table(variants: list[str], table: list[dict]):
     from rich import box
     from rich.table import Table as RichTable
 
@@ -403,7 +420,7 @@ def _print_comparison(variants: list[str], table: list[dict]) -> None:
             "-" if row.get("q_value") is None else f"{row['q_value']:.2g}",
             str(row.get("verdict")),
         )
-    out.print(grid)
+    return grid
 
 
 def _print_summary(root: Path, result: dict, console: Console) -> None:

@@ -33,6 +33,7 @@ from harness.jobs.slo_search import (
     sweep,
 )
 from harness.runner.environment import environment
+from harness.runner.progress import JobProgress
 from harness.runner.run import RunOutcome, run_scenario
 from harness.scenario import Scenario, validate_scenario
 
@@ -158,7 +159,8 @@ def run_capacity(
         variant = f"rate-{rate:g}-writers-{config.writers}-ckpt-{config.interval_s:g}s"
         try:
             resolved = point_scenario(scenario, grid, rate, config)
-            outcome = run_scenario(resolved, out_dir / "runs", variant, quiet)
+            with job.run(variant):
+                outcome = run_scenario(resolved, out_dir / "runs", variant, quiet)
         except Exception as exc:  # one failed point must not lose the rest of the sweep
             return {"verdict": "unknown", "error": f"{type(exc).__name__}: {exc}"}
         if on_run is not None:
@@ -167,10 +169,11 @@ def run_capacity(
 
     slo = SloSpec(scenario.slo.freshness_p99_s, grid.backlog_growth)
     configs = [Config(w, s) for w in grid.writers for s in grid.intervals]
-    for config in configs:  # a grid value out of range is an input error, before any run
-        for rate in grid.rates:
-            point_scenario(scenario, grid, rate, config)
-    points = sweep(configs, grid.rates, run_point, slo)
+    # a grid value out of range is an input error, before any run
+    plan = [point_scenario(scenario, grid, r, c).run_s for c in configs for r in grid.rates]
+    # at most: a configuration stops at its first rate that fails
+    with JobProgress(f"capacity {scenario.name}", plan, quiet, at_most=True) as job:
+        points = sweep(configs, grid.rates, run_point, slo)
     cluster = scenario.cluster
     where = f"{cluster.backend}, {cluster.workers} worker(s) x {cluster.cores_per_worker} core(s)"
     result = CapacityResult(out_dir, points, recommendation(points, slo, where), best_point(points))

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.history import read_events
 from harness.metrics import CompareParams, MetricParams, RunSamples, compare_runs, run_samples
+from harness.runner.progress import JobProgress
 from harness.runner.run import RunOutcome, run_scenario
 from harness.scenario import Scenario, ScenarioError, expand_matrix, validate_scenario
 from harness.scenario.errors import Problem
@@ -79,16 +80,22 @@ def run_comparison(
     runs_dir = comparison.out_dir / "runs"
     # Interleave A, B, A, B, ...: drift of the machine over time hits both alike, and each
     # A run has a B run next to it to be paired with.
-    for _ in range(repeat or scenario.repeat):
-        for name, resolved in variants:
-            outcome = run_scenario(resolved, runs_dir, name, quiet)
-            comparison.runs[name].append(outcome)
-            samples[name].append(outcome_samples(outcome, resolved))
-            if on_run is not None:
-                try:
-                    on_run(outcome)
-                except Exception as exc:  # a report that fails to render loses no runs
-                    print(f"{outcome.paths.root}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    repeats = repeat or scenario.repeat
+    plan = [resolved.run_s for _ in range(repeats) for _, resolved in variants]
+    with JobProgress(f"compare {scenario.name}", plan, quiet) as job:
+        for _ in range(repeats):
+            for name, resolved in variants:
+                with job.run(name):
+                    outcome = run_scenario(resolved, runs_dir, name, quiet)
+                    comparison.runs[name].append(outcome)
+                    samples[name].append(outcome_samples(outcome, resolved))
+                    if on_run is not None:
+                        job.status("rendering the report")
+                        try:
+                            on_run(outcome)
+                        except Exception as exc:  # a report that fails to render loses no runs
+                            root = outcome.paths.root
+                            print(f"{root}: {type(exc).__name__}: {exc}", file=sys.stderr)
     a, b = comparison.variants
     comparison.table = table_rows(compare_runs(samples[a], samples[b], params=params))
     comparison.out_dir.mkdir(parents=True, exist_ok=True)

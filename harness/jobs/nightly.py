@@ -28,6 +28,7 @@ from harness.jobs.regression import (
 from harness.jobs.store import ResultsStore, flatten
 from harness.jobs.suite import Suite, SuiteEntry, load_suite
 from harness.runner.environment import environment
+from harness.runner.progress import JobProgress
 from harness.runner.run import RunOutcome, run_scenario
 from harness.scenario import expand_matrix
 
@@ -85,10 +86,18 @@ def run_nightly(
     night_id = f"{loaded.name}-{now:%Y%m%dT%H%M%S}"
     out_dir = Path(store) / "nights" / night_id
     runs: list[RunRecord] = []
-    for entry in loaded.entries:
-        runs += _run_entry(entry, out_dir / "runs", quiet, on_run)
-    if loaded.benchmarks is not None:
-        runs += _run_benchmarks(loaded, out_dir)
+    plan = [
+        scenario.run_s
+        for entry in loaded.entries
+        for _, scenario in expand_matrix(entry.scenario)
+        for _ in range(entry.repeat)
+    ]
+    with JobProgress(f"nightly {loaded.name}", plan, quiet) as job:
+        for entry in loaded.entries:
+            runs += _run_entry(entry, out_dir / "runs", quiet, on_run, job)
+        if loaded.benchmarks is not None:
+            job.status("engine micro-benchmarks")
+            runs += _run_benchmarks(loaded, out_dir)
     return record_night(loaded, Path(store), night_id, now, runs, out_dir)
 
 
@@ -176,6 +185,7 @@ def _run_entry(
     runs_dir: Path,
     quiet: bool,
     on_run: Callable[[RunOutcome], None] | None,
+    job: JobProgress,
 ) -> list[RunRecord]:
     records = []
     for variant, scenario in expand_matrix(entry.scenario):
@@ -191,7 +201,8 @@ def _run_entry(
                 repeat=repeat,
             )
             try:
-                outcome = run_scenario(scenario, runs_dir, variant or None, quiet)
+                with job.run(record.run_id):
+                    outcome = run_scenario(scenario, runs_dir, variant or None, quiet)
             except Exception as exc:  # one broken scenario must not cost the rest of the night
                 record.error = f"{type(exc).__name__}: {exc}"
                 records.append(record)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from harness.checks import CheckResult, combine_verdicts
@@ -85,15 +86,24 @@ def _faults_not_applied(scenario: Scenario, events: list[dict[str, Any]]) -> lis
 
 
 def analyse_run(
-    scenario: Scenario, paths: RunPaths, run_id: str, variant: str | None, error: str | None
+    scenario: Scenario,
+    paths: RunPaths,
+    run_id: str,
+    variant: str | None,
+    error: str | None,
+    on_phase: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
+    """on_phase: told what the analysis is doing (the terminal's status line)."""
+    on_phase("analysing: reading the history")
     events, history_problems = load_events(paths.history)
     series = read_series(paths.history)
     checks: dict[str, Any] = {}
     if error is None:
         try:
+            on_phase("analysing: reading the table")
             final = read_final_state(scenario, paths)
-            results = _distrust(run_checks(scenario, events, final, paths), history_problems)
+            checked = run_checks(scenario, events, final, paths, on_phase)
+            results = _distrust(checked, history_problems)
             checks = {r.name: r.to_dict() for r in results}
         except Exception as exc:  # an unreadable table: the verdict is unknown, not valid
             error = f"checking failed: {type(exc).__name__}: {exc}"
@@ -101,6 +111,7 @@ def analyse_run(
         # Each commit's rows are spread over its checkpoint interval (DESIGN.md "Metrics"),
         # so 1-second buckets do not alias against the commit cadence.
         interval = MetricParams(checkpoint_interval_s=scenario.engine.checkpoint_interval_s)
+        on_phase("analysing: metrics")
         metrics = compute_metrics(events, series, interval)
         write_per_second(paths.history, events, interval)  # the series reports chart
         # Restarts of the pipeline driver: -9 a crash fault (SIGKILL), 4 a fenced zombie,

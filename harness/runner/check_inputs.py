@@ -128,11 +128,16 @@ def check_engine(scenario: Scenario, final: FinalState) -> str:
 
 
 def _on_spark(
-    scenario: Scenario, truth: GroundTruth, final: FinalState, paths: RunPaths
+    scenario: Scenario,
+    truth: GroundTruth,
+    final: FinalState,
+    paths: RunPaths,
+    on_phase: Callable[[str], None],
 ) -> dict[str, CheckResult]:
     names = [c for c in scenario.checks if c in WHOLE_TABLE]
     if not names or check_engine(scenario, final) != "spark":
         return {}
+    on_phase(f"checks: {', '.join(names)} on spark (a Spark job: tens of seconds)")
     job = SparkCheckJob(
         table_path=str(paths.table),
         as_of=final.table.timeline.reload().last_completion_time(),
@@ -147,8 +152,13 @@ def _on_spark(
 
 
 def run_checks(
-    scenario: Scenario, events: list[dict[str, Any]], final: FinalState, paths: RunPaths
+    scenario: Scenario,
+    events: list[dict[str, Any]],
+    final: FinalState,
+    paths: RunPaths,
+    on_phase: Callable[[str], None] = lambda _: None,
 ) -> list[CheckResult]:
+    """on_phase: told which check runs (the terminal's status line)."""
     is_bank = scenario.source.mode == "bank"
     wanted = [c for c in scenario.checks if final.table is not None or c not in ENGINE_ONLY]
     failed_reads = _of_kind(events, "read_error")
@@ -157,9 +167,10 @@ def run_checks(
     def truth_and_spark() -> tuple[GroundTruth, dict[str, CheckResult]]:
         # Which batches must be visible: Spark's checkpoint location (see ground_truth).
         truth = expected_batches(scenario, events, paths.checkpoint)
-        return truth, _on_spark(scenario, truth, final, paths)
+        return truth, _on_spark(scenario, truth, final, paths, on_phase)
 
     def check(name: str) -> CheckResult:
+        on_phase(f"checks: {name}")
         if name in WHOLE_TABLE:
             truth, on_spark = truth_and_spark()
             result = on_spark.get(name) or _whole_table_check(name, scenario, truth, final)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,7 +232,7 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
     if interrupted is not None:
         raise _partial(scenario, paths, variant, interrupted, supervisor.t0)
     try:
-        return RunOutcome(paths, _write_result(scenario, paths, variant, error))
+        return RunOutcome(paths, _write_result(scenario, paths, variant, error, progress.phase))
     except KeyboardInterrupt as exc:  # while checking: the checks are not done
         stopped = as_interrupted(exc)
         raise _partial(scenario, paths, variant, stopped, supervisor.t0, "while checking") from None
@@ -258,7 +259,13 @@ def _partial(
     return interrupted
 
 
-def _write_result(scenario: Scenario, paths: RunPaths, variant: str | None, error: str | None):
-    result = analyse_run(scenario, paths, paths.root.name, variant, error)
+def _write_result(
+    scenario: Scenario,
+    paths: RunPaths,
+    variant: str | None,
+    error: str | None,
+    on_phase: Callable[[str], None] = lambda _: None,
+):
+    result = analyse_run(scenario, paths, paths.root.name, variant, error, on_phase)
     paths.result.write_text(json.dumps(result, indent=2, default=str))
     return result
