@@ -81,7 +81,13 @@ def run(cfg: DriverConfig) -> int:
         .trigger(processingTime=f"{cfg.checkpoint_interval_s} seconds")
         .start()
     )
-    acks = AckWatcher(cfg.checkpoint_dir, sink.checkpoint_complete, history, restored)
+    acks = AckWatcher(
+        cfg.checkpoint_dir,
+        sink.checkpoint_complete,
+        history,
+        restored,
+        fault_hook=faults.coordinator_hook,
+    )
     acks.start()
     status = "ok"
     try:

@@ -101,6 +101,9 @@ CoordinatorPoint = Literal[
     "after_fencing_check",
     "after_commit",
 ]
+# A crash can also hit the driver between Spark's commit log and the ACK (the driver's
+# AckWatcher, harness/pipeline/acks.py): only Spark's checkpoint knows that batch then.
+CrashPoint = Literal[CoordinatorPoint, Literal["after_spark_commit_before_ack"]]
 
 
 class CoordinatorCrash(_Repeating):
@@ -109,8 +112,10 @@ class CoordinatorCrash(_Repeating):
     and the coordinator recovers its state."""
     target: Literal["coordinator"] = "coordinator"
     """Always the coordinator (in the driver)."""
-    point: CoordinatorPoint = "after_ack_before_commit"
-    """The seam of the coordinator's commit where the driver dies."""
+    point: CrashPoint = "after_ack_before_commit"
+    """The seam of the coordinator's commit where the driver dies, or
+    after_spark_commit_before_ack: Spark has logged the batch's commit, the driver has not
+    recorded the batch nor sent its ACK."""
 
 
 class CoordinatorPause(_Fault):
