@@ -444,7 +444,9 @@ def _print_summary(root: Path, result: dict, console: Console) -> None:
         )
     tp = result.get("metrics", {}).get("throughput_rows_per_s")
     if isinstance(tp, dict) and tp.get("mean") is not None:
-        console.print(f"  throughput: mean {tp['mean']:,.0f} rows/s, cv {tp.get('cv')}")
+        cv = tp.get("cv")
+        cv_text = "n/a" if cv is None else f"{cv:.3g}"
+        console.print(f"  throughput: mean {tp['mean']:,.0f} rows/s, cv {cv_text}")
 
 
 def main() -> None:
