@@ -2,7 +2,8 @@
 headline metric against its own history, and write nightly.json (the trend page's input).
 
 Exit code (NightlyResult.exit_code): 2 if a run errored or ended unknown, else 1 if a run
-was invalid or a metric regressed, else 0.
+was invalid or a metric regressed, else 0. A suite entry with `expect` (a detection run
+that must be invalid) counts by its expectation instead: met 0, missed 1.
 """
 
 from __future__ import annotations
@@ -54,6 +55,15 @@ class RunRecord:
     error: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)  # flattened, dotted names
     environment: dict[str, Any] = field(default_factory=dict)
+    expect: str | None = None  # the verdict the suite entry expects; None: valid
+    missed: str | None = None  # why the run missed its expectation
+
+    @property
+    def exit_code(self) -> int:
+        code = VERDICT_EXIT.get(self.verdict, 2)
+        if self.expect is None or code == 2:  # unknown or an error fails closed either way
+            return code
+        return 1 if self.missed else 0
 
 
 @dataclass
@@ -70,7 +80,7 @@ class NightlyResult:
 
     @property
     def exit_code(self) -> int:
-        worst = max((VERDICT_EXIT.get(r.verdict, 2) for r in self.runs), default=0)
+        worst = max((r.exit_code for r in self.runs), default=0)
         return max(worst, 1 if self.regressions else 0)
 
 
@@ -199,6 +209,7 @@ def _run_entry(
                 variant=variant or None,
                 overrides=list(entry.overrides),
                 repeat=repeat,
+                expect=entry.expect.verdict if entry.expect else None,
             )
             try:
                 with job.run(record.run_id):
@@ -210,6 +221,7 @@ def _run_entry(
             result = outcome.result
             record.run_id, record.run_dir = result["run_id"], str(outcome.paths.root)
             record.verdict, record.error = result["verdict"], result.get("error")
+            record.missed = entry.missed(result)
             record.metrics = flatten(result.get("metrics") or {})
             record.environment = result.get("environment") or {}
             records.append(record)

@@ -8,6 +8,7 @@ scenarios:
     set: [duration_s=20]             # --set overrides (dotted keys)
     id: smoke                        # history series name (default: the scenario's name)
     repeat: 1                        # runs per night; the night's value is their median
+    expect: {verdict: invalid, checks: [exactly_once]}   # omit for "valid"
 benchmarks: {path: ../../tests/benchmarks, args: []}   # omit for none
 detector: {window: 20, min_history: 5, z_threshold: 5, min_change: 0.25}
 ```
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
@@ -25,12 +26,23 @@ from harness.jobs.regression import DetectorParams
 from harness.scenario import Scenario, ScenarioError, load_scenario, read_raw
 from harness.scenario.base import PosFloat, PosInt, Strict
 from harness.scenario.errors import problems_from_validation
+from harness.scenario.model import CheckName
 
 Name = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
 
 
 class SuiteError(ValueError):
     """A suite file that cannot be run; the message names the file and the key."""
+
+
+class Expectation(Strict):
+    """What a run must conclude (a detection run with its safety switch off: invalid)."""
+
+    verdict: Literal["valid", "invalid"]
+    """The run's verdict."""
+    checks: list[CheckName] = Field(default_factory=list)
+    """Checks that must each reach that verdict too (they must be among the scenario's
+    checks); empty: only the run's verdict is judged."""
 
 
 class EntrySpec(Strict):
@@ -44,6 +56,9 @@ class EntrySpec(Strict):
     """The history series' name; none: the scenario's name (overrides do not change it)."""
     repeat: PosInt = 1
     """Runs per night; the night's value is their median."""
+    expect: Expectation | None = None
+    """What every run of the entry must conclude; none: valid. A run that concludes
+    otherwise fails the night (exit 1; unknown stays exit 2)."""
 
 
 class BenchmarkSpec(Strict):
@@ -93,6 +108,23 @@ class SuiteEntry:
     overrides: tuple[str, ...]
     repeat: int
     scenario: Scenario
+    expect: Expectation | None = None
+
+    def missed(self, result: dict) -> str | None:
+        """Why a run's result.json misses the entry's expectation; None when it meets it
+        (no expectation: the run is judged by its verdict alone)."""
+        if self.expect is None:
+            return None
+        want = self.expect.verdict
+        if result.get("verdict") != want:
+            return f"expected {want}, got {result.get('verdict')}"
+        checks = result.get("checks") or {}
+        wrong = [
+            f"{c}: {(checks.get(c) or {}).get('verdict', 'missing')}"
+            for c in self.expect.checks
+            if (checks.get(c) or {}).get("verdict") != want
+        ]
+        return f"expected {want} from {', '.join(wrong)}" if wrong else None
 
 
 @dataclass(frozen=True)
@@ -149,4 +181,13 @@ def _entry(suite: Path, index: int, spec: EntrySpec) -> SuiteEntry:
         # One line per problem, each naming the suite entry and the scenario's key.
         lines = (f"{suite}: scenarios.{index}: {line}" for line in str(exc).splitlines())
         raise SuiteError("\n".join(lines)) from None
-    return SuiteEntry(spec.id or scenario.name, file, tuple(spec.set), spec.repeat, scenario)
+    if spec.expect is not None and (
+        absent := [c for c in spec.expect.checks if c not in scenario.checks]
+    ):
+        raise SuiteError(
+            f"{suite}: scenarios.{index}.expect.checks: {', '.join(absent)} not among the "
+            f"scenario's checks ({', '.join(scenario.checks)})"
+        )
+    return SuiteEntry(
+        spec.id or scenario.name, file, tuple(spec.set), spec.repeat, scenario, spec.expect
+    )
