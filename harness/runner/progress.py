@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
 from rich.text import Text
 
 # The job whose runs are under way: run_scenario's RunProgress joins its display, so the
@@ -147,12 +148,14 @@ class RunProgress:
         self.quiet = quiet
         self._job = current_job()
         console = self._job.console if self._job is not None else Console(stderr=True)
+        # On a narrow terminal the run's long name wraps; the figures are never cut.
+        fixed = Column(no_wrap=True)
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed:>4.0f}/{task.total:.0f}s"),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[stats]}"),
+            TextColumn("[bold]{task.description}", table_column=Column(overflow="fold")),
+            BarColumn(bar_width=20, table_column=fixed),
+            TextColumn("{task.completed:>4.0f}/{task.total:.0f}s", table_column=fixed),
+            TimeElapsedColumn(table_column=fixed),
+            TextColumn("{task.fields[stats]}", table_column=Column(overflow="fold")),
             console=console,
             transient=False,
             disable=quiet,
