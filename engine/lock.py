@@ -293,6 +293,16 @@ class FileLock(_LockBase):
         if self._renewer:
             self._renewer.close()
 
+    def suspend_renewal(self, suspended: bool) -> None:
+        """Fault injection: a holder stopped in its critical section renews nothing (as a
+        SIGSTOPped process would), so its lease runs out; resumed, it renews again (a CAS
+        that fails once a waiter took over)."""
+        if self._renewer and self.token is not None:
+            if suspended:
+                self._renewer.stop()
+            else:
+                self._renewer.start()
+
     def release(self) -> None:
         if self._renewer:
             self._renewer.stop()

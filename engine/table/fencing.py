@@ -129,7 +129,8 @@ class Fence:
         self._made: str | None = None  # the grant directory this handle made last
         self._claims_dir_made = False
 
-    def _seam(self, point: str, **info: Any) -> None:
+    def seam(self, point: str, **info: Any) -> None:
+        """Call the seam hooks (the timeline's unfenced writes and the TrueTime wait too)."""
         for hook in self.hooks:
             hook(point, info)
 
@@ -267,7 +268,7 @@ class Fence:
                 raise
 
     def _put(self, path: str, data: bytes, claim: str | None, *, replace: bool) -> None:
-        self._seam("before_write", path=path)
+        self.seam("before_write", path=path)
         self._make_grant()
         if (claim or path).startswith(CLAIMS_DIR) and not self._claims_dir_made:
             self.storage.makedirs(CLAIMS_DIR)
@@ -280,7 +281,7 @@ class Fence:
             if e.filename is not None and e.filename.startswith(self.storage.full_path(CLAIMS_DIR)):
                 raise InstantClaimedError(e.filename.rsplit("/", 1)[-1]) from None
             raise
-        self._seam("after_write", path=path)
+        self.seam("after_write", path=path)
 
     def _same(self, a: str, b: str) -> bool:
         try:

@@ -122,6 +122,7 @@ class Table:
             wait=self.safety.truetime_wait,
             floor=lambda: self.timeline.reload().max_instant_time(),
             store=StoredLastGenerated(storage),
+            sleep=self._truetime_wait,
         )
         self.heartbeats = Heartbeats(storage, self.clock, heartbeat_interval_s)
         self.heartbeat_expiry_s = heartbeat_expiry_s or 2 * heartbeat_interval_s or 60.0
@@ -252,6 +253,11 @@ class Table:
 
     def _locked(self) -> _TimedLock:
         return _TimedLock(self)
+
+    def _truetime_wait(self, seconds: float) -> None:
+        # A seam (fault injection pauses a lock holder inside the TrueTime wait).
+        self.fence.seam("truetime_wait", sleep_s=seconds)
+        time.sleep(seconds)
 
     def heartbeat(self, instant: Instant | str) -> None:
         """Refresh (and from now on keep refreshing) the heartbeat of an instant this process

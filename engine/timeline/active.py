@@ -292,7 +292,10 @@ class ActiveTimeline:
     def _write(self, path: str, data: bytes, exclusive: bool, claim: str | None = None) -> None:
         if self.fence is not None and self.fence.active:
             self.fence.write(path, data, exclusive=exclusive, claim=claim)
-        elif exclusive:
+            return
+        if self.fence is not None:  # the same seam as a fenced write (fault injection)
+            self.fence.seam("before_write", path=path)
+        if exclusive:
             self.storage.put_if_absent(path, data)
         else:
             self.storage.write_bytes(path, data)

@@ -45,7 +45,20 @@ EVIDENCE: dict[str, Evidence] = {
     "coordinator_pause": Evidence(
         "the runner",
         "the old driver shows as stopped in /proc (its successor is started)",
-        ("paused_pid", "new_pid", "state", "point (when given)"),
+        ("paused_pid", "new_pid", "state", "point (when given)", "point_from (random)"),
+    ),
+    "batch_writer_pause": Evidence(
+        "the batch writer (a thread of the runner)",
+        "it resumes: its lease was taken over while it stood at the point (or the wait ended)",
+        (
+            "point",
+            "paused_s",
+            "token",
+            "lease_taken_over",
+            "taken_by",
+            "instant / path",
+            "point_from (random)",
+        ),
     ),
     "drop_ack": Evidence(
         "the pipeline driver",

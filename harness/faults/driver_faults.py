@@ -15,6 +15,7 @@ from engine.clock import AdjustableClock, SystemClock
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog, pause_reached, pause_resumed
 from harness.faults.schedule import Occurrence
+from harness.faults.seams import table_seam_hook
 from harness.faults.skew import SkewApplier
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
@@ -50,6 +51,9 @@ class DriverFaults:
             clock,
             history,
         )
+        # The table's own seams (instant creation, commit, rollback, compaction) by name, for
+        # the coordinator's table handle: crashes and pauses there as at the commit seams.
+        self.table_hook = table_seam_hook(self.coordinator_hook)
         self._timers: set[threading.Timer] = set()  # late ACKs not delivered yet
         self.make_timer = threading.Timer  # tests fire late ACKs by hand
         self._timer_lock = threading.Lock()

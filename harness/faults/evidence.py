@@ -16,6 +16,9 @@ def record_fault(
     **evidence: Any,
 ) -> None:
     """`target` overrides the occurrence's (a skew of `all` names each clock it moved)."""
+    if occurrence.params.get("point_from"):  # a drawn point: say which, and that it was
+        evidence = {"point": occurrence.params["point"], **evidence}
+        evidence["point_from"] = occurrence.params["point_from"]
     history.record(
         "fault",
         fault_kind=occurrence.kind,

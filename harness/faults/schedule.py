@@ -6,6 +6,8 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from harness.faults.seams import draw_point
+
 # Applied by the runner to cluster workers (coordinator_pause too, to the driver).
 WORKER_KINDS = {"worker_kill", "worker_pause"}
 # For these `count` is how many ACKs / operations / files one occurrence hits, not how
@@ -54,6 +56,14 @@ def _resolve_target(
     return f"writer:{rng.randrange(writers)}"
 
 
+def _resolve_point(params: dict[str, Any], kind: str, rng: random.Random) -> dict[str, Any]:
+    """`point: random` (a pause): one seam per occurrence, drawn with the seed; the
+    evidence says it was drawn (`point_from: random`)."""
+    if params.get("point") != "random":
+        return params
+    return {**params, "point": draw_point(kind, rng.randrange(2**32)), "point_from": "random"}
+
+
 def expand(
     faults: list[dict[str, Any]], seed: int, run_s: float, writers: int, workers: int
 ) -> list[Occurrence]:
@@ -72,5 +82,14 @@ def expand(
             span = fault.get("duration_s") or (run_s - at if fault["kind"] in LASTING_KINDS else 0)
             end = min(at + span, run_s)
             target = _resolve_target(fault["kind"], fault.get("target"), rng, writers, workers)
-            out.append(Occurrence(fault["kind"], index, at, end, target, params))
+            out.append(
+                Occurrence(
+                    fault["kind"],
+                    index,
+                    at,
+                    end,
+                    target,
+                    _resolve_point(params, fault["kind"], rng),
+                )
+            )
     return sorted(out, key=lambda o: o.at_s)

@@ -64,6 +64,7 @@ class EngineSink:
             max_skew_ms=cfg.max_skew_ms,
             writer_id="coordinator",
         )
+        self.table.fence.hooks.append(faults.table_hook)  # pauses / crashes at table seams
         StorageFaults(
             [o for o in faults.occ if o.kind != "torn_file"],
             faults.clock,

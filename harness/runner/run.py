@@ -14,6 +14,7 @@ from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.faults.skew import SkewApplier
 from harness.faults.storage import StorageFaults
+from harness.faults.writer_pause import install_writer_pauses
 from harness.history import HistoryWriter, append_series
 from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
@@ -185,6 +186,9 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
             )
             skew = _runner_skew(scenario, background, t0, history)
             skew.start()
+            install_writer_pauses(
+                fault_occurrences(scenario), background.writers, RunClock(t0=t0), history
+            )
             last_rows, next_sample = 0, t0 + 1.0
             while (now := time.time()) < t0 + scenario.run_s:
                 supervisor.tick()

@@ -8,7 +8,7 @@ against the rest of the scenario in `rules.py`.
 
 import re
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, Field, model_validator
 
@@ -56,6 +56,7 @@ def _target(*forms: str) -> object:
 
 WriterTarget = _target("writer:N", "random")
 WorkerTarget = _target("worker:N", "random")
+BatchWriterTarget = _target("batch_writer:N")
 SkewTarget = _target("coordinator", "writer:N", "batch_writer:N", "worker:N", "all")
 
 
@@ -103,7 +104,29 @@ CoordinatorPoint = Literal[
 ]
 # A crash can also hit the driver between Spark's commit log and the ACK (the driver's
 # AckWatcher, harness/pipeline/acks.py): only Spark's checkpoint knows that batch then.
-CrashPoint = Literal[CoordinatorPoint, Literal["after_spark_commit_before_ack"]]
+CrashPoint = Literal[CoordinatorPoint, "after_spark_commit_before_ack"]
+# The table's own seams, `<operation>_<seam>` (harness/faults/seams.py names them): inside
+# the TrueTime wait of a generated time, or right before a timeline file (or a rollback's
+# claim) is written. All but the commit's are under the table lock.
+TableSeam = Literal[
+    "instant_truetime_wait",
+    "instant_before_requested",
+    "instant_before_inflight",
+    "commit_truetime_wait",
+    "commit_before_completed",
+    "rollback_truetime_wait",
+    "rollback_before_claim",
+    "rollback_before_requested",
+    "rollback_before_completed",
+    "compaction_truetime_wait",
+    "compaction_before_requested",
+    "compaction_before_inflight",
+    "compaction_before_completed",
+]
+TABLE_POINTS: tuple[str, ...] = get_args(TableSeam)
+# random: one of the others, drawn per run from the fault's (or the scenario's) seed.
+PausePoint = Literal[CoordinatorPoint, TableSeam, "random"]
+BatchWriterPoint = Literal[TableSeam, "random"]
 
 
 class CoordinatorCrash(_Repeating):
@@ -130,8 +153,27 @@ class CoordinatorPause(_Fault):
     duration_s: PosSeconds = 10
     """At least how long the old driver stays stopped (it resumes once its successor
     committed)."""
-    point: CoordinatorPoint | None = None
-    """The seam where it stops; none: wherever it is at at_s."""
+    point: PausePoint | None = None
+    """The seam where it stops (the first time the driver reaches it after at_s): a commit
+    seam of the coordinator, a table seam of commit, instant creation, rollback or
+    compaction, or random (drawn from the seed); none: wherever it is at at_s."""
+
+
+class BatchWriterPause(_Fault):
+    """At `point`, the first time the batch writer reaches it after at_s (holding the table
+    lock), it stops: no storage operation, no lease renewal, until its lease ran out and
+    another writer took the lock (and at least duration_s passed); then it goes on."""
+
+    kind: Literal["batch_writer_pause"]
+    """Stop a batch writer inside its critical section past its lock lease, then resume it
+    (a stale lock holder that fencing must stop)."""
+    target: BatchWriterTarget = "batch_writer:0"
+    """The batch writer (batch_writer:N, N from 0)."""
+    duration_s: PosSeconds = 15
+    """At least how long it stays stopped (longer if its lease has not been taken over by
+    then; at most duration_s + 30 s)."""
+    point: BatchWriterPoint = "commit_before_completed"
+    """The table seam where it stops, or random (drawn from the seed)."""
 
 
 class _Counted(_Fault):
@@ -239,6 +281,7 @@ Fault = Annotated[
     WriterCrash
     | CoordinatorCrash
     | CoordinatorPause
+    | BatchWriterPause
     | DropAck
     | DelayAck
     | StaleAck

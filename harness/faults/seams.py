@@ -1,0 +1,105 @@
+"""Name the engine's table seams by operation, so a pause (or crash) can pick any of them.
+
+The engine reports three anonymous seams on a table handle's fence hooks: `truetime_wait`
+(inside the TrueTime wait of any generated time), `before_write` and `after_write` (of a
+timeline file or a claim, fenced or not). This module names them `<op>_<seam>`:
+
+  op: instant (creating an instant: start_instant), commit (completing one), rollback,
+      compaction (scheduling and running one);
+  seam: truetime_wait, or before_<file> with file = requested | inflight | completed |
+      claim (a rollback's claim of its target).
+
+Every gap between two storage operations of these paths is the gap before some write or
+inside the TrueTime wait, so these points (with the coordinator's own commit seams) are
+every seam where a paused holder can be resumed into a world that moved on.
+
+The operation is read off the call stack (the engine function that called the seam), which
+keeps the engine free of fault-injection plumbing beyond the three hooks; a renamed engine
+function shows up in tests/unit/harness/test_pause_seams.py, which reaches every point.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable
+from typing import Any, get_args
+
+from engine.table.fencing import CLAIMS_DIR
+from engine.timeline.instant import parse_file_name
+from harness.scenario.faults import TABLE_POINTS, PausePoint
+
+# (file of engine/table, function) -> operation; the innermost match wins.
+_OPS: dict[tuple[str, str | None], str] = {
+    ("rollback.py", None): "rollback",
+    ("compaction.py", None): "compaction",
+    ("table.py", "start_instant"): "instant",
+    ("table.py", "commit"): "commit",
+}
+_ENGINE_TABLE = "/engine/table/"
+_MAX_DEPTH = 30
+
+Hook = Callable[[str, dict[str, Any]], None]
+
+
+def _operation() -> str | None:
+    frame = sys._getframe(2)
+    for _ in range(_MAX_DEPTH):
+        if frame is None:
+            return None
+        path = frame.f_code.co_filename.replace("\\", "/")
+        if _ENGINE_TABLE in path:
+            name = path.rsplit("/", 1)[-1]
+            op = _OPS.get((name, None)) or _OPS.get((name, frame.f_code.co_name))
+            if op is not None:
+                return op
+        frame = frame.f_back
+    return None
+
+
+def _file_kind(path: str) -> str | None:
+    if path.startswith(CLAIMS_DIR):
+        return "claim"
+    instant = parse_file_name(path.rsplit("/", 1)[-1])
+    if instant is None:
+        return None
+    return "completed" if instant.is_completed else instant.state.lower()
+
+
+def point_of(seam: str, info: dict[str, Any]) -> str | None:
+    """The named point of an engine seam (None: a seam no fault can name)."""
+    if seam == "truetime_wait":
+        suffix = "truetime_wait"
+    elif seam == "before_write":
+        kind = _file_kind(str(info.get("path", "")))
+        if kind is None:
+            return None
+        suffix = f"before_{kind}"
+    else:
+        return None
+    op = _operation()
+    point = f"{op}_{suffix}"
+    return point if op is not None and point in TABLE_POINTS else None
+
+
+def table_seam_hook(on_point: Hook) -> Hook:
+    """A fence hook that calls `on_point(point, info)` at every named table seam."""
+
+    def hook(seam: str, info: dict[str, Any]) -> None:
+        point = point_of(seam, info)
+        if point is not None:
+            on_point(point, {k: v for k, v in info.items() if k != "sleep_s"})
+
+    return hook
+
+
+def concrete_points(kind: str) -> tuple[str, ...]:
+    """The points `random` draws from for a fault kind."""
+    if kind == "batch_writer_pause":
+        return TABLE_POINTS
+    return tuple(p for p in get_args(PausePoint) if p != "random")
+
+
+def draw_point(kind: str, seed: int) -> str:
+    """`point: random`: one seam per run, drawn from the fault's (or scenario's) seed."""
+    return random.Random(seed).choice(concrete_points(kind))
