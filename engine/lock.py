@@ -7,6 +7,7 @@ shared kinds, other processes. Leases make a crashed holder's lock breakable.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -65,6 +66,7 @@ class _LockBase:
 class _Slot:
     mutex: threading.Lock
     holder: str | None = None
+    holds: int = 0  # holds so far: every InProcessLock of the key counts here
 
 
 class InProcessLock(_LockBase):
@@ -79,6 +81,8 @@ class InProcessLock(_LockBase):
         with self._registry_lock:
             self._slot = self._registry.setdefault(os.path.abspath(key), _Slot(threading.Lock()))
         self.key, self.holder_id, self.timeout_s = key, holder_id or default_owner(), timeout_s
+        self.hold: int | None = None  # see FileLock.hold
+        self.follows: int | None = None
 
     @property
     def holder(self) -> str | None:
@@ -89,6 +93,9 @@ class InProcessLock(_LockBase):
         if not self._slot.mutex.acquire(timeout=timeout):
             raise LockTimeoutError(self.key, timeout, self._slot.holder)
         self._slot.holder = self.holder_id
+        # Every holder of the key goes through this slot: the previous hold is always known.
+        self.follows, self.hold = self._slot.holds, self._slot.holds + 1
+        self._slot.holds += 1
 
     def release(self) -> None:
         self._slot.holder = None
@@ -157,6 +164,12 @@ class FileLock(_LockBase):
         self.holder_id = holder_id or default_owner()
         self.timeout_s, self.monotonic, self.on_takeover = timeout_s, monotonic, on_takeover
         self.token: str | None = None  # of the lease held now (a fencing token)
+        # Continuity (what a table may trust of its caches): `hold` names this hold (the
+        # version it began with, unique in the register); `follows` names the hold right
+        # before it if nobody held the lock in between (this object's own fast
+        # re-acquire), else None.
+        self.hold: int | None = None
+        self.follows: int | None = None
         self._version: int | None = None  # the version this holder wrote last
         self._acquired: int = 0  # the version this hold began with
         self._released: int = 0  # the free version this object wrote last: a fast re-acquire
@@ -239,8 +252,9 @@ class FileLock(_LockBase):
         # never revoked and stays (the fence grant of a token is made once).
         version, token = self._released, self._kept
         record = {"state": "held", "owner": self.holder_id, "token": token, "beat": 0}
-        free = True
+        free, follows = True, self.hold
         if not (version and token and self._cas(version + 1, record)):
+            follows = None
             token = uuid.uuid4().hex[:12]
             record = {**record, "token": token}
             version, lease = self.read_lease()
@@ -250,12 +264,13 @@ class FileLock(_LockBase):
             if not self._cas(version + 1, record):
                 return False
         self._version, self._acquired, self.token = version + 1, version + 1, token
+        self.hold, self.follows = version + 1, follows
         self._observed = None
         if not free and self.on_takeover is not None:
             try:
                 self.on_takeover(lease.get("token"))
             except BaseException:
-                self._give_back()
+                self._give_back()()
                 raise
         return True
 
@@ -277,16 +292,20 @@ class FileLock(_LockBase):
                 raise LockLostError(f"lease {self.path} of {self.holder_id} was taken over")
             self._version = version
 
-    def _give_back(self) -> None:
-        """Write a free version after ours (a no-op if the lease was taken meanwhile)."""
+    def _give_back(self) -> Callable[[], None]:
+        """Write a free version after ours (a no-op if the lease was taken meanwhile);
+        returns the collection of this hold's superseded versions, for the caller to run
+        once the lock is free (nobody waits for it then)."""
         self._released, self._kept = 0, None
+        collect: Callable[[], None] = _nothing
         if self._version is not None:
             free = self._version + 1
             with contextlib.suppress(OSError):
                 if self._cas(free, {"state": "free", "owner": self.holder_id}, verify=False):
                     self._released, self._kept = free, self.token
-                    self._collect(below=free, since=self._acquired)
+                    collect = functools.partial(self._collect, below=free, since=self._acquired)
         self._version, self.token = None, None
+        return collect
 
     def close(self) -> None:
         """Stop the renewal thread (the lock object is not used afterwards)."""
@@ -306,11 +325,17 @@ class FileLock(_LockBase):
     def release(self) -> None:
         if self._renewer:
             self._renewer.stop()
+        collect = _nothing
         with self._renew_lock:
             try:
-                self._give_back()  # not renewed any more: the lease runs out by itself
+                collect = self._give_back()  # not renewed any more: the lease runs out
             finally:
                 self._mutex.release()
+        collect()  # after the mutex: the next holder (another thread) need not wait for it
+
+
+def _nothing() -> None:
+    """No collection to do."""
 
 
 @dataclass

@@ -1,10 +1,13 @@
 """TrueTime-style instant time generation (Hudi's WAIT_TO_ADJUST_SKEW generator).
 
 lock -> read clock -> (strict: raise above everything already generated or on the
-timeline) -> number it in the table's generation sequence -> sleep max_skew_ms -> unlock.
-The sleep makes any later generation, on any machine whose clock is within the skew
-bound, read a larger clock value; strict monotonicity covers the equality case at ms
-granularity and clocks beyond the bound.
+timeline) -> number it in the table's generation sequence -> wait until max_skew_ms have
+passed since the clock was read -> unlock. The wait makes any later generation, on any
+machine whose clock is within the skew bound, read a larger clock value; strict
+monotonicity covers the equality case at ms granularity and clocks beyond the bound.
+The wait counts from the clock reading, so the store round trip (the sequence record,
+written before anything can use the number) runs inside it instead of before it: on slow
+storage that is one operation less per lock hold.
 
 The generation sequence: every generated time (requested or completion, any process)
 gets the next number of one counter kept in the shared store beside the last time, read
@@ -95,9 +98,10 @@ class InstantTimeGenerator:
         try:
             t1 = time.perf_counter()
             with self._mutex:  # threads of one process sharing this generator
-                ms, seq = self._next()
+                ms, seq, read_at = self._next()
             if self.wait and self.max_skew_ms > 0:
-                self._sleep(self.max_skew_ms / 1000)
+                left = self.max_skew_ms / 1000 - (time.perf_counter() - read_at)
+                self._sleep(max(left, 0.0))
             t2 = time.perf_counter()
         finally:
             if not locked:
@@ -106,8 +110,10 @@ class InstantTimeGenerator:
         self.last_timing = timing
         return Generated(format_instant(ms), seq, timing)
 
-    def _next(self) -> tuple[int, int | None]:
+    def _next(self) -> tuple[int, int | None, float]:
+        """(time, sequence number, perf_counter right after the clock was read)."""
         ms = self.clock.now_ms()
+        read_at = time.perf_counter()
         # Read even when not strict: the sequence must count every generation.
         last = self._store.load() if self._store is not None else None
         stored_ms = parse_instant(last.time) if last is not None else None
@@ -128,4 +134,4 @@ class InstantTimeGenerator:
             self._store.save(LastGenerated(format_instant(top), seq))
             self._last_seq = seq
         self._last_ms = ms if self._last_ms is None else max(ms, self._last_ms)
-        return ms, seq
+        return ms, seq, read_at

@@ -160,6 +160,9 @@ class Coordinator:
         except FutureTimeout:
             return {"status": PENDING, "created": created}
         except Exception as e:
+            with self._lock:  # reported once: the next request tries again
+                if self._creating.get(checkpoint_id) is future:
+                    del self._creating[checkpoint_id]
             return {"status": ERROR, "error": str(e), "created": created}
         return {
             "status": READY,
@@ -169,28 +172,28 @@ class Coordinator:
         }
 
     def _create_instant(self, checkpoint_id: int) -> _Created:
-        try:
-            blocked_ms = self._wait_for_earlier_commits(checkpoint_id)
-            instant, timing = table_port.start_instant(
-                self.table, checkpoint_id, self.epoch, self._fence
-            )
-            with self._lock:
-                self._buffers.init_new(checkpoint_id, instant)
-                self._instants[checkpoint_id] = instant
-                self._current_instant = max(self._current_instant, instant)
-            self.recorder(
-                "instant_created",
-                {
-                    "checkpoint_id": checkpoint_id,
-                    "instant": instant,
-                    "truetime_sleep_ms": timing.get("truetime_sleep_ms"),
-                    "lock_wait_ms": timing.get("lock_wait_ms"),
-                },
-            )
-            return _Created(instant, blocked_ms)
-        finally:
-            with self._lock:
-                self._creating.pop(checkpoint_id, None)
+        # A failed creation stays in _creating until a request reports it (request_instant
+        # drops it then): a writer polling between two asks (PENDING, backoff) would
+        # otherwise never see the error and start the next creation, until its deadline.
+        blocked_ms = self._wait_for_earlier_commits(checkpoint_id)
+        instant, timing = table_port.start_instant(
+            self.table, checkpoint_id, self.epoch, self._fence
+        )
+        with self._lock:
+            self._buffers.init_new(checkpoint_id, instant)
+            self._instants[checkpoint_id] = instant
+            self._current_instant = max(self._current_instant, instant)
+            self._creating.pop(checkpoint_id, None)
+        self.recorder(
+            "instant_created",
+            {
+                "checkpoint_id": checkpoint_id,
+                "instant": instant,
+                "truetime_sleep_ms": timing.get("truetime_sleep_ms"),
+                "lock_wait_ms": timing.get("lock_wait_ms"),
+            },
+        )
+        return _Created(instant, blocked_ms)
 
     def _wait_for_earlier_commits(self, checkpoint_id: int) -> float:
         """Blocking mode (Hudi's CommitGuard): wait until no earlier instant is pending."""

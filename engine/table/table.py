@@ -97,6 +97,7 @@ class Table:
         storage.verify_writes = self.safety.verify_writes
         self.path = storage.root
         self.clock = clock or SystemClock()
+        self._truetime_store = StoredLastGenerated(storage)
         self.writer_id = writer_id or default_owner()
         # Timeline writes go through the fence (engine/table/fencing.py).
         self.fence = Fence(storage, enabled=self.safety.fencing, claims=self.safety.put_if_absent)
@@ -121,13 +122,14 @@ class Table:
             strict_monotonic=self.safety.strict_monotonic,
             wait=self.safety.truetime_wait,
             floor=lambda: self.timeline.reload().max_instant_time(),
-            store=StoredLastGenerated(storage),
+            store=self._truetime_store,
             sleep=self._truetime_wait,
         )
         self.heartbeats = Heartbeats(storage, self.clock, heartbeat_interval_s)
         self.heartbeat_expiry_s = heartbeat_expiry_s or 2 * heartbeat_interval_s or 60.0
         self._writer = FileWriter(storage, self.catalog, config, self.writer_id)
         self._started: dict[str, dict[str, Any]] = {}  # requested metadata of our instants
+        self._last_hold: object | None = None  # the lock hold this table ended last, cleanly
         self._mutex = threading.RLock()
         self.last_instant_timing = InstantTiming(0.0, 0.0)
         self.timeline.reload()
@@ -228,24 +230,22 @@ class Table:
 
         The returned instant carries `timing` (lock wait, TrueTime sleep)."""
         action = action or ("commit" if self.config.table_type == "cow" else "deltacommit")
+        # Under the lock only what the protocol needs: the time (its sequence record is
+        # written inside the TrueTime wait), REQUESTED (put-if-absent, fenced) and INFLIGHT.
         with self._locked() as held:
             generated = self.generator.generate_stamped(locked=True)
             t, timing = generated.time, generated.timing
-            baseline = self.timeline.last_completion_time()
-            # Heartbeat first: a lazy cleaner must never see this instant without one.
-            self.heartbeats.start(t)
             meta = {
                 **(metadata or {}),
                 "writer_id": self.writer_id,
-                "occ_baseline": baseline,
+                "occ_baseline": self.timeline.last_completion_time(),
                 REQUESTED_SEQ: generated.seq,
             }
-            try:
-                requested = self.timeline.create_requested(action, t, meta)
-            except BaseException:
-                self.heartbeats.stop(t, delete=False)  # the file may be the other writer's
-                raise
+            requested = self.timeline.create_requested(action, t, meta)
             self.timeline.transition_to_inflight(requested)
+        # The heartbeat after the lock: a lazy cleaner counts an instant without a heartbeat
+        # file from its requested time, which is no older than the TrueTime wait here.
+        self.heartbeats.start(t)
         self._started[t] = meta
         timing = InstantTiming(timing.lock_wait_ms + held.wait_ms, timing.truetime_sleep_ms)
         self.last_instant_timing = timing
@@ -297,11 +297,17 @@ class Table:
         clash = sorted(RESERVED_KEYS & set(metadata))
         if clash:
             raise EngineError(f"commit metadata keys {clash} are reserved by the engine")
+        effective, superseded = _effective(stats, t)
+        # Before the lock: the instant's own files (nobody else writes them; a rollback that
+        # deletes them rolls the instant back first, which _committable sees under the lock,
+        # so its error still comes first) and the schema.
+        bad_files = self._file_problem(effective)
+        schema_text = self._schema_text(effective) if bad_files is None else None
         with self._locked():
             self.timeline.reload()
             current = self._committable(t)
-            effective, superseded = _effective(stats, t)
-            self._check_files(effective)
+            if bad_files is not None:
+                raise bad_files
             requested = self._requested_meta(current)
             baseline = requested.get("occ_baseline")
             if self.safety.occ:
@@ -326,12 +332,18 @@ class Table:
                 "num_writes": sum(s.num_writes for s in effective),
                 "num_deletes": sum(s.num_deletes for s in effective),
                 "num_inserts": sum(s.num_inserts or 0 for s in effective),
-                "schema": self._schema_text(effective),
+                "schema": schema_text,
                 "fence": self.fence.token,  # the epoch / lock token this commit was made under
             }
-            self.timeline.complete(current.with_state(INFLIGHT), completion, meta)
+            done = self.timeline.complete(
+                current.with_state(INFLIGHT), completion, meta, remove_pending_files=False
+            )
         self._started.pop(t, None)
-        with contextlib.suppress(OSError):  # committed already; a stale heartbeat is harmless
+        # After the lock: the completed file is the commit point, and leftover pending files
+        # are harmless (the completed state wins on load); so is a stale heartbeat.
+        with contextlib.suppress(OSError):
+            self.timeline.remove_pending(done)
+        with contextlib.suppress(OSError):
             self.heartbeats.stop(t)
         return completion
 
@@ -358,18 +370,19 @@ class Table:
             return self._started[current.requested_time]
         return self.timeline.read_metadata(current)
 
-    def _check_files(self, stats: list[WriteStat]) -> None:
-        """A completed instant must never reference a missing or torn file."""
+    def _file_problem(self, stats: list[WriteStat]) -> CorruptFileError | None:
+        """Why a completed instant could not reference these files (missing or torn)."""
         sizes = self.storage.sizes(s.file_name for s in stats)
         for s in stats:
             actual = sizes[s.file_name]
             if actual is None:
-                raise CorruptFileError(self.storage.full_path(s.file_name), "missing at commit")
+                return CorruptFileError(self.storage.full_path(s.file_name), "missing at commit")
             if actual != s.file_size:
-                raise CorruptFileError(
+                return CorruptFileError(
                     self.storage.full_path(s.file_name),
                     f"{actual} bytes at commit, {s.file_size} written (torn write?)",
                 )
+        return None
 
     def _schema_text(self, stats: list[WriteStat]) -> str | None:
         schema = self.schema
@@ -517,21 +530,32 @@ class _TimedLock:
 
     def __enter__(self) -> _TimedLock:
         t0 = time.perf_counter()
-        lock = self.table.lock
-        lock.acquire(self.table.lock_timeout_s)
+        table, lock = self.table, self.table.lock
+        lock.acquire(table.lock_timeout_s)
         self.wait_ms = (time.perf_counter() - t0) * 1000
         try:
-            self.table.fence.open(getattr(lock, "token", None))  # this hold's fencing grant
+            table.fence.open(getattr(lock, "token", None))  # this hold's fencing grant
         except BaseException:
             lock.release()
             raise
-        self.table.timeline.pin()
+        # Nobody held the lock since this table's own last hold (ended cleanly): nothing
+        # changed the timeline or the generation record but this table, which recorded its
+        # changes, so neither is read again (engine/lock.py: hold, follows).
+        follows = getattr(lock, "follows", None)
+        fresh = follows is not None and follows == table._last_hold
+        table._last_hold = None  # until this hold ends cleanly
+        table.timeline.pin(fresh=fresh)
+        table._truetime_store.trusted = fresh
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.table.timeline.unpin()
-        self.table.fence.end()
-        self.table.lock.release()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        table = self.table
+        table._truetime_store.trusted = False
+        table.timeline.unpin()
+        table.fence.end()
+        if exc_type is None:  # a failed hold may have left storage and caches apart
+            table._last_hold = getattr(table.lock, "hold", None)
+        table.lock.release()
 
 
 def _effective(stats: list[WriteStat], t: str) -> tuple[list[WriteStat], list[str]]:

@@ -63,14 +63,16 @@ class ActiveTimeline:
 
     # -- pinning -----------------------------------------------------------------------
 
-    def pin(self) -> None:
+    def pin(self, fresh: bool = False) -> None:
         """The table lock was taken: until unpin(), only lock holders (this process) change
         the timeline, and they record their changes here, so the first reload lists the
         folder and later ones are no-ops. Saves a list and a read per reload on slow
-        storage while a commit or an instant creation holds the lock."""
+        storage while a commit or an instant creation holds the lock. `fresh`: this hold
+        directly follows this table's own previous hold (nobody else held the lock in
+        between, so nobody changed the timeline): not even the first reload lists."""
         with self._lock:
             if self._pins == 0:
-                self._pinned_fresh = False
+                self._pinned_fresh = fresh
             self._pins += 1
 
     def unpin(self) -> None:
@@ -270,8 +272,15 @@ class ActiveTimeline:
         self._put(inflight)
         return inflight
 
-    def complete(self, instant: Instant, completion_time: str, metadata: dict[str, Any]) -> Instant:
-        """Write the completed file atomically, then remove the pending files."""
+    def complete(
+        self,
+        instant: Instant,
+        completion_time: str,
+        metadata: dict[str, Any],
+        remove_pending_files: bool = True,
+    ) -> Instant:
+        """Write the completed file atomically, then remove the pending files (unless the
+        caller does that itself: after releasing the table lock, say)."""
         done = instant.with_state(COMPLETED, completion_time)
         path = f"{TIMELINE_DIR}/{done.file_name}"
         data = encode_metadata(metadata)
@@ -285,8 +294,9 @@ class ActiveTimeline:
         self._put(done)
         # The completed file is the commit point: leftover pending files are harmless (the
         # completed state wins on load), so a failure to remove them is not a failed commit.
-        with contextlib.suppress(OSError):
-            self.remove_pending(instant)
+        if remove_pending_files:
+            with contextlib.suppress(OSError):
+                self.remove_pending(instant)
         return done
 
     def _write(self, path: str, data: bytes, exclusive: bool, claim: str | None = None) -> None:

@@ -44,21 +44,32 @@ def decode_record(data: bytes, file: str) -> LastGenerated:
 
 
 class StoredLastGenerated:
-    """The last generation in `.hoodie/.truetime` (read/written under the table lock)."""
+    """The last generation in `.hoodie/.truetime` (read/written under the table lock).
+
+    `trusted` (set by the table for a lock hold that directly follows its own previous
+    hold: nobody else held the lock in between) answers `load` from the record this
+    handle last read or wrote, without a read."""
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
+        self.trusted = False
+        self._known: LastGenerated | None = None
 
     def load(self) -> LastGenerated | None:
+        if self.trusted and self._known is not None:
+            return self._known
         try:
             data = self.storage.read_bytes(TRUETIME_FILE)
         except FileNotFoundError:
             return None
-        return decode_record(data, self.storage.full_path(TRUETIME_FILE))
+        self._known = decode_record(data, self.storage.full_path(TRUETIME_FILE))
+        return self._known
 
     def save(self, last: LastGenerated) -> None:
         record = {"time": last.time, "seq": last.seq}
+        self._known = None  # unknown until the write is known to have landed
         self.storage.write_bytes(TRUETIME_FILE, json.dumps(record).encode())
+        self._known = last
 
 
 def seq_of(metadata: dict[str, Any], key: str) -> int | None:

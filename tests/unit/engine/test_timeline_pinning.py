@@ -24,9 +24,28 @@ def test_a_commit_lists_the_timeline_once_under_the_lock(tmp_path):
     table, lists = _table(tmp_path)
     instant = table.start_instant()
     stats = table.write_files(instant, _rows(0), op="insert")
+    other = Table.open(table.storage.root, max_skew_ms=0)
+    with other._locked():  # someone else held the lock since: the commit must look again
+        pass
     lists.clear()
     table.commit(instant, stats)
     assert len([p for p in lists if p.endswith("timeline")]) == 1
+
+
+def test_a_hold_right_after_the_tables_own_lists_nothing(tmp_path):
+    """Nobody held the lock between this table's two holds: its timeline and generation
+    record are what it left, so neither is read again (and the commit still sees it all)."""
+    table, lists = _table(tmp_path)
+    reads: list[str] = []
+    table.storage.hooks.append(lambda op, path: reads.append(path) if op == "read" else None)
+    instant = table.start_instant()
+    stats = table.write_files(instant, _rows(0), op="insert")
+    lists.clear()
+    reads.clear()
+    table.commit(instant, stats)
+    assert [p for p in lists if p.endswith("timeline")] == []
+    assert [p for p in reads if p.endswith(".truetime")] == []
+    assert table.timeline.reload().completed()[-1].requested_time == instant.requested_time
 
 
 def test_reloads_list_again_once_the_lock_is_released(tmp_path):

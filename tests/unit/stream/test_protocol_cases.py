@@ -196,6 +196,28 @@ def test_hanging_commit_blocking_times_out_async_progresses(tmp_path, mode):
     h.assert_exactly_once()
 
 
+def test_a_failed_instant_creation_is_reported_to_the_next_request(tmp_path):
+    """The creation fails while no request waits on it (the writer is between two polls):
+    the next request must get the error, not silently start another creation (which made
+    the blocking case above depend on when the writer's polls fell)."""
+    h = StreamHarness(str(tmp_path), mode="blocking", commit_ack_timeout_s=0.2)
+    h.run_batch()
+    b = h.run_batch(ack=False)
+    release, reached = threading.Event(), threading.Event()
+    h.set_coordinator_fault(block_at("after_ack_before_commit", release, reached))
+    ack = h.coordinator.notify_checkpoint_complete(b)
+    assert reached.wait(5)
+    assert h.coordinator.request_instant(b, 0, wait_s=0.0)["status"] == "PENDING"
+    creation = h.coordinator._creating[b]
+    assert creation.exception(timeout=5) is not None  # failed, nobody asking
+    reply = h.coordinator.request_instant(b, 0, wait_s=0.0)
+    assert reply["status"] == "ERROR" and "Timeout while waiting for instants" in reply["error"]
+    assert b not in h.coordinator._creating  # reported once: the next request tries again
+    release.set()
+    ack.result(5)
+    assert h.coordinator.request_instant(b, 0, wait_s=5.0)["status"] == "READY"
+
+
 # ---------------------------------------------------------------- fencing
 @pytest.mark.parametrize("fencing", [True, False])
 def test_zombie_coordinator_is_fenced(tmp_path, fencing):
