@@ -40,7 +40,8 @@ class JobProgress:
     the estimate is a lower bound ("at least").
 
     `run_s` lists the planned runs' measured seconds in order; `at_most` when runs may be
-    skipped (capacity stops a configuration at its first failing rate)."""
+    skipped (capacity stops a configuration at its first failing rate): "run 3 of at most
+    12, up to about 9:00 left"."""
 
     def __init__(
         self,
@@ -107,7 +108,7 @@ class JobProgress:
         left = sum(s + overhead for s in self.run_s[self._done :])
         if self._run_started is not None:
             left -= self._clock() - self._run_started
-            # a run past its estimate still has at least its own analysis ahead
+            # a run past its estimate: at least the runs after it are left
             left = max(left, sum(s + overhead for s in self.run_s[self._done + 1 :]))
         return max(left, 0.0)
 
