@@ -124,7 +124,8 @@ TableSeam = Literal[
     "compaction_before_completed",
 ]
 TABLE_POINTS: tuple[str, ...] = get_args(TableSeam)
-# random: one of the others, drawn per run from the fault's (or the scenario's) seed.
+# random: drawn per run from the fault's (or the scenario's) seed among the seams every run
+# reaches (the coordinator's, instant creation's and commit's; harness/faults/seams.py).
 PausePoint = Literal[CoordinatorPoint, TableSeam, "random"]
 BatchWriterPoint = Literal[TableSeam, "random"]
 
@@ -156,7 +157,8 @@ class CoordinatorPause(_Fault):
     point: PausePoint | None = None
     """The seam where it stops (the first time the driver reaches it after at_s): a commit
     seam of the coordinator, a table seam of commit, instant creation, rollback or
-    compaction, or random (drawn from the seed); none: wherever it is at at_s."""
+    compaction, or random (drawn from the seed among the coordinator's, instant creation's
+    and commit's seams); none: wherever it is at at_s."""
 
 
 class BatchWriterPause(_Fault):
@@ -173,7 +175,8 @@ class BatchWriterPause(_Fault):
     """At least how long it stays stopped (longer if its lease has not been taken over by
     then; at most duration_s + 30 s)."""
     point: BatchWriterPoint = "commit_before_completed"
-    """The table seam where it stops, or random (drawn from the seed)."""
+    """The table seam where it stops, or random (drawn from the seed among instant
+    creation's and commit's)."""
 
 
 class _Counted(_Fault):

@@ -236,7 +236,7 @@ def test_point_random_is_one_seam_per_run_drawn_from_the_seed():
     assert len({drawn(s)["point"] for s in range(40)}) > 5  # a draw, not a constant
     assert drawn(1, seed=7) == drawn(2, seed=7)  # the fault's own seed wins
     bw = {"kind": "batch_writer_pause", "at_s": 5, "point": "random", "target": "batch_writer:0"}
-    assert expand([bw], 3, 60, 2, 0)[0].params["point"] in TABLE_POINTS
+    assert expand([bw], 3, 60, 2, 0)[0].params["point"].startswith(("instant_", "commit_"))
 
 
 @pytest.mark.parametrize("fencing", [True, False])
