@@ -5,11 +5,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
-from harness.scenario.errors import Problem, ScenarioError, problems_from_validation
+from harness.scenario.errors import Problem, ScenarioError
+from harness.scenario.matrix import expand_matrix
 from harness.scenario.model import Scenario
 from harness.scenario.overrides import apply_overrides
+from harness.scenario.validate import validate_scenario
 from harness.scenario.yaml_text import parse_yaml
 
 # A scenario is a page of YAML; more is a wrong file (a log, /dev/zero), not a scenario.
@@ -17,19 +18,6 @@ MAX_FILE_BYTES = 1 << 20
 # Values after expanding YAML aliases: a few hundred in a real scenario; an alias bomb
 # (each alias repeating the one before) would expand to billions.
 MAX_VALUES = 100_000
-
-
-def validate_scenario(raw: Any, source: str = "<scenario>") -> Scenario:
-    """Validate a raw dict; `source` names it in errors (a file path, or `--axis`...)."""
-    if not isinstance(raw, dict):
-        problem = Problem("", "a scenario must be a YAML mapping of keys", type(raw).__name__)
-        raise ScenarioError(source, [problem])
-    try:
-        scenario = Scenario.model_validate(raw)
-    except ValidationError as exc:
-        raise ScenarioError(source, problems_from_validation(Scenario, exc)) from None
-    scenario._source = source
-    return scenario
 
 
 def _read_text(path: Path, source: str) -> str:
@@ -97,8 +85,6 @@ def read_raw(path: str | Path) -> dict[str, Any]:
 
 def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> Scenario:
     """Load, override, validate (every matrix variant too) and return the scenario."""
-    from harness.scenario.matrix import expand_matrix  # matrix imports this module
-
     raw = read_raw(path)
     raw, problems = apply_overrides(Scenario, raw, overrides)
     if problems:

@@ -6,9 +6,9 @@ import re
 from typing import Any
 
 from harness.scenario.errors import Problem, ScenarioError
-from harness.scenario.loader import validate_scenario
 from harness.scenario.model import Scenario
 from harness.scenario.overrides import set_dotted
+from harness.scenario.validate import validate_scenario
 
 # Each variant is a run (45-95 s); more than this is a typo, not a plan.
 MAX_VARIANTS = 256
