@@ -66,7 +66,6 @@ class _LockBase:
 class _Slot:
     mutex: threading.Lock
     holder: str | None = None
-    holds: int = 0  # holds so far: every InProcessLock of the key counts here
 
 
 class InProcessLock(_LockBase):
@@ -81,8 +80,6 @@ class InProcessLock(_LockBase):
         with self._registry_lock:
             self._slot = self._registry.setdefault(os.path.abspath(key), _Slot(threading.Lock()))
         self.key, self.holder_id, self.timeout_s = key, holder_id or default_owner(), timeout_s
-        self.hold: int | None = None  # see FileLock.hold
-        self.follows: int | None = None
 
     @property
     def holder(self) -> str | None:
@@ -93,9 +90,6 @@ class InProcessLock(_LockBase):
         if not self._slot.mutex.acquire(timeout=timeout):
             raise LockTimeoutError(self.key, timeout, self._slot.holder)
         self._slot.holder = self.holder_id
-        # Every holder of the key goes through this slot: the previous hold is always known.
-        self.follows, self.hold = self._slot.holds, self._slot.holds + 1
-        self._slot.holds += 1
 
     def release(self) -> None:
         self._slot.holder = None

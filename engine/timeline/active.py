@@ -251,12 +251,17 @@ class ActiveTimeline:
         except FileExistsError:
             raise InstantExistsError(self.storage.full_path(path)) from None
         # The same time under another action, or already completed (its pending files gone).
+        # A pinned reload may not list: this table's own instants since its last listing
+        # are in _by_time only.
         self.reload()
         clash = [
             n
             for n, i in self._parsed.items()
             if i is not None and i.requested_time == requested_time and n != instant.file_name
         ]
+        known = self._by_time.get(requested_time)
+        if known is not None and known.file_name != instant.file_name:
+            clash.append(known.file_name)
         if clash:
             self.storage.delete(path, missing_ok=True)
             self._drop(requested_time)

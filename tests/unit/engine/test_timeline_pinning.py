@@ -2,8 +2,11 @@
 the holder's own changes are still seen."""
 
 import pyarrow as pa
+import pytest
 
-from engine.config import TableConfig
+from engine.clock import ManualClock
+from engine.config import Safety, TableConfig
+from engine.errors import InstantExistsError
 from engine.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64())])
@@ -71,3 +74,24 @@ def test_the_holders_own_instants_are_seen_while_pinned(tmp_path):
     completed = [i.requested_time for i in table.timeline.reload().completed()]
     assert completed == [second.requested_time, first.requested_time]
     assert sorted(table.snapshot()["id"].to_pylist()) == list(range(5)) + list(range(10, 15))
+
+
+def test_a_time_this_table_used_since_its_last_listing_is_still_refused(tmp_path):
+    """A hold that trusts its cache does not list: put-if-absent still refuses a time the
+    table itself used under another action (strict monotonicity off, a stopped clock)."""
+    clock = ManualClock(1_700_000_000_000)
+    table = Table.create(
+        str(tmp_path / "t"),
+        TableConfig(file_groups=2),
+        SCHEMA,
+        clock=clock,
+        safety=Safety(strict_monotonic=False),
+        max_skew_ms=0,
+    )
+    first = table.start_instant()  # this hold lists the timeline
+    clock.advance(10)
+    second = table.start_instant(action="commit")  # this one trusts the cache
+    with pytest.raises(InstantExistsError):
+        table.start_instant(action="deltacommit")  # the same time as the second
+    pending = [i.requested_time for i in table.timeline.reload().pending()]
+    assert pending == [first.requested_time, second.requested_time]
