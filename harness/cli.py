@@ -294,6 +294,9 @@ def nightly(
     page = render_nightly(result.out_dir)
     for finding in result.regressions:
         out.print(f"[red]regression[/red] {escape(str(finding))}")
+    for run in result.runs:  # a suite entry's `expect` the run did not meet
+        if run.missed:
+            out.print(f"[red]missed[/red] {escape(f'{run.run_id}: {run.missed}')}")
     out.print(f"[bold]{escape(str(page))}[/bold]")
     raise typer.Exit(result.exit_code)
 
