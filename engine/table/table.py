@@ -314,6 +314,7 @@ class Table:
                 check_occ(self.catalog, t, baseline, effective)
             if self.safety.pk_check:
                 check_unique_keys(self.catalog, self.config.key_field, t, baseline, effective)
+            self.fence.seam("after_checks")  # OCC and keys passed, no completion time yet
             if guard is not None:
                 guard()
             generated = self.generator.generate_stamped(locked=True)

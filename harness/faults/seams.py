@@ -1,13 +1,14 @@
 """Name the engine's table seams by operation, so a pause (or crash) can pick any of them.
 
-The engine reports three anonymous seams on a table handle's fence hooks: `truetime_wait`
-(inside the TrueTime wait of any generated time), `before_write` and `after_write` (of a
+The engine reports anonymous seams on a table handle's fence hooks: `truetime_wait`
+(inside the TrueTime wait of any generated time), `after_checks` (a commit's OCC and key
+checks passed, before its completion time), `before_write` and `after_write` (of a
 timeline file or a claim, fenced or not). This module names them `<op>_<seam>`:
 
   op: instant (creating an instant: start_instant), commit (completing one), rollback,
       compaction (scheduling and running one);
-  seam: truetime_wait, or before_<file> with file = requested | inflight | completed |
-      claim (a rollback's claim of its target).
+  seam: truetime_wait, after_checks, or before_<file> with file = requested | inflight |
+      completed | claim (a rollback's claim of its target).
 
 Every gap between two storage operations of these paths is the gap before some write or
 inside the TrueTime wait, so these points (with the coordinator's own commit seams) are
@@ -68,8 +69,8 @@ def _file_kind(path: str) -> str | None:
 
 def point_of(seam: str, info: dict[str, Any]) -> str | None:
     """The named point of an engine seam (None: a seam no fault can name)."""
-    if seam == "truetime_wait":
-        suffix = "truetime_wait"
+    if seam in ("truetime_wait", "after_checks"):
+        suffix = seam
     elif seam == "before_write":
         kind = _file_kind(str(info.get("path", "")))
         if kind is None:

@@ -106,12 +106,15 @@ CoordinatorPoint = Literal[
 # AckWatcher, harness/pipeline/acks.py): only Spark's checkpoint knows that batch then.
 CrashPoint = Literal[CoordinatorPoint, "after_spark_commit_before_ack"]
 # The table's own seams, `<operation>_<seam>` (harness/faults/seams.py names them): inside
-# the TrueTime wait of a generated time, or right before a timeline file (or a rollback's
-# claim) is written. All but the commit's are under the table lock.
+# the TrueTime wait of a generated time, right before a timeline file (or a rollback's
+# claim) is written, or (commit_after_checks) once OCC and the key check passed, before
+# the completion time is generated (a coordinator's fencing check follows it). All are
+# under the table lock.
 TableSeam = Literal[
     "instant_truetime_wait",
     "instant_before_requested",
     "instant_before_inflight",
+    "commit_after_checks",
     "commit_truetime_wait",
     "commit_before_completed",
     "rollback_truetime_wait",
