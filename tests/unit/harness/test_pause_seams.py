@@ -240,10 +240,15 @@ def test_point_random_is_one_seam_per_run_drawn_from_the_seed():
 
 
 @pytest.mark.parametrize("fencing", [True, False])
-def test_batch_writer_pause_lets_its_lease_run_out_then_resumes(path, tmp_path, fencing):
+def test_batch_writer_pause_lets_its_lease_run_out_then_resumes(tmp_path, fencing):
     """The batch writer's pause (the runner's hook): at the seam, holding the lock, it
     renews nothing, so another writer takes the lock over; then it goes on, and its
-    commit is refused (fencing) or lands although it lost the lock (the lease anomaly)."""
+    commit is refused (fencing) or lands although it lost the lock: paused after its OCC
+    check, it completes last and undoes the other writer's update (a lost update: what
+    the lock-lease detection's bank check sees)."""
+    path = str(tmp_path / "mor")  # logs merge in completion order: the last to complete wins
+    config = TableConfig(table_type="mor", file_groups=1)
+    Table.create(path, config, rows([0]).schema, max_skew_ms=0).close()
     safety = Safety(fencing=fencing)
     stale = Table.open(path, safety=safety, max_skew_ms=1, writer_id="batch_writer:0")
     stale.lock.lease_s = 0.3  # a real FileLock with its renewal thread, and a short lease
@@ -254,7 +259,7 @@ def test_batch_writer_pause_lets_its_lease_run_out_then_resumes(path, tmp_path, 
         0.0,
         0.5,
         "batch_writer:0",
-        {"point": "commit_before_completed", "duration_s": 0.5},
+        {"point": "commit_after_checks", "duration_s": 0.5},
     )
     history = HistoryWriter(tmp_path / "h", "test")
     stop = threading.Event()
@@ -262,7 +267,7 @@ def test_batch_writer_pause_lets_its_lease_run_out_then_resumes(path, tmp_path, 
         WriterPause([pause], RunClock(t0=time.time()), history, stale.lock, stop).hook
     )
     t = stale.start_instant()
-    stats = stale.write_files(t, rows([5]))
+    stats = stale.write_files(t, rows([5], [500]))
     z = Zombie(lambda: stale.commit(t, stats))
     z.start()
     deadline = time.monotonic() + WAIT_S
@@ -271,7 +276,7 @@ def test_batch_writer_pause_lets_its_lease_run_out_then_resumes(path, tmp_path, 
         time.sleep(0.01)
     other = _open(path, safety, paused=False, name="batch_writer:1")
     mine = other.start_instant()  # waits until the paused writer's lease ran out
-    other.commit(mine, other.write_files(mine, rows([6])))
+    other.commit(mine, other.write_files(mine, rows([5], [600])))
     error = z.finish()
     stop.set()
     done = {i.requested_time for i in _completed(other)}
@@ -279,8 +284,10 @@ def test_batch_writer_pause_lets_its_lease_run_out_then_resumes(path, tmp_path, 
     assert events and events[0]["evidence"]["lease_taken_over"] is True
     assert events[0]["evidence"]["taken_by"] == "batch_writer:1"
     assert mine.requested_time in done
+    value = dict(zip(*Table.open(path).snapshot().to_pydict().values(), strict=True))[5]
     if fencing:
         assert isinstance(error, FencedError), error
-        assert t.requested_time not in done
+        assert t.requested_time not in done and value == 600
     else:
         assert error is None and t.requested_time in done
+        assert value == 500  # the later commit of the lock's new holder is lost
