@@ -18,8 +18,6 @@ DETECTION = {
     "subsume-acks": (["subsume_acks"], {"exactly_once"}),
     "coordinator-state": (["coordinator_state"], {"exactly_once"}),
     "fencing": (["fencing"], {"timeline"}),
-    # A batch writer paused holding the table lock past its lease, then resumed.
-    "lock-lease": (["fencing"], {"bank", "timeline"}),
     "verify-writes": (["verify_writes"], {"exactly_once"}),
     # OCC would fail the stale merge's commit, so it is off too: the updates are lost.
     "cow-upsert-blocking": (["cow_upsert_blocking", "occ"], {"exactly_once"}),
