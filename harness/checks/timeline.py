@@ -12,6 +12,11 @@ files record, [{kind: requested | completion, time, seq}] (seq None where no num
 recorded; a rollback also lists the times of the instant it removed). Without `generated`
 the instant's times count as unnumbered. `last_generated` is the store's final record,
 {"time", "seq"}, or {"error": why it could not be read}, or None if there is none.
+Completed COW commits may list their base files as `writes`: [{file_id, file_name,
+prev_file, prev_same_instant}] (the commit metadata's write stats), for the lost-update rule:
+in each file group, in completion order, a merged base must supersede the group's newest
+base completed before it (a stale lock holder or a writer without OCC that merged an older
+slice silently drops every update completed in between).
 """
 
 from __future__ import annotations
@@ -99,6 +104,35 @@ def _order(
     return not_increasing, partial, evidence
 
 
+def _stale_bases(instants: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """COW bases merged from a slice that was no longer the file group's newest when they
+    completed: every update completed in between is lost (DESIGN.md, OCC)."""
+    chains: dict[str, list[tuple[str, str, Mapping[str, Any]]]] = defaultdict(list)
+    for i in instants:
+        if i.get("state") != "completed" or i.get("completed") is None or i.get("rolled_back"):
+            continue
+        for w in i.get("writes") or []:
+            chains[w["file_id"]].append((i["completed"], i["requested"], w))
+    stale = []
+    for file_id, chain in chains.items():
+        newest: str | None = None
+        for completed, requested, w in sorted(chain, key=lambda c: c[0]):
+            # A second eager flush merged the instant's own first file, which the commit
+            # dropped: its base is not on the timeline, so it cannot be judged.
+            if not w.get("prev_same_instant") and w.get("prev_file") != newest:
+                stale.append(
+                    {
+                        "file_group": file_id,
+                        "instant": requested,
+                        "completed": completed,
+                        "merged": w.get("prev_file"),
+                        "newest_then": newest,
+                    }
+                )
+            newest = w["file_name"]
+    return stale
+
+
 def timeline(
     instants: Iterable[Mapping[str, Any]],
     orphans: Mapping[str, Any] | None = None,
@@ -142,6 +176,8 @@ def timeline(
             and (i.get("committed_count", 0) > 0 or i.get("state") == "completed")
         ],
         "orphans_read": list((orphans or {}).get("read", [])),
+        # A merge of an older slice than the newest completed: the updates between are lost.
+        "stale_base": _stale_bases(instants),
     }
     evidence: dict[str, Any] = {
         "instants": len(instants),

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from engine.errors import CorruptInstantError
+from engine.layout.file_names import parse_data_file
 from engine.table import Table
 from engine.timeline.instant import Instant
 from engine.timeline.sequence import StoredLastGenerated, generated_times
@@ -71,6 +72,28 @@ def _last_generated(table: Table) -> dict[str, Any] | None:
     return None if last is None else {"time": last.time, "seq": last.seq}
 
 
+def _cow_bases(table: Table, instant: Instant) -> list[dict[str, Any]]:
+    """The base files a completed COW commit wrote and the file each one merged (its write
+    stats): the timeline check's lost-update evidence."""
+    if not instant.is_completed or instant.action != "commit":
+        return []
+    out = []
+    for stat in table.timeline.read_metadata(instant).get("stats", []):
+        if stat.get("kind") != "base":
+            continue
+        prev = stat.get("prev_file")
+        out.append(
+            {
+                "file_id": stat["file_id"],
+                "file_name": stat["file_name"],
+                "prev_file": prev,
+                "prev_same_instant": prev is not None
+                and parse_data_file(prev).instant == instant.requested_time,
+            }
+        )
+    return out
+
+
 def _timeline_instants(table: Table) -> list[dict[str, Any]]:
     timeline = table.timeline.reload()
     rolled_back = timeline.rolled_back()
@@ -100,6 +123,7 @@ def _timeline_instants(table: Table) -> list[dict[str, Any]]:
                     instant.requested_time, 1 if instant.is_completed else 0
                 ),
                 "generated": generated,
+                "writes": _cow_bases(table, instant),
             }
         )
     # An archived instant can also be listed by the active timeline: keep one of each.

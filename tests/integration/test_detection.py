@@ -18,6 +18,8 @@ DETECTION = {
     "subsume-acks": (["subsume_acks"], {"exactly_once"}),
     "coordinator-state": (["coordinator_state"], {"exactly_once"}),
     "fencing": (["fencing"], {"timeline"}),
+    # A batch writer paused holding the lock past its lease: its stale commit lands.
+    "lock-lease": (["fencing"], {"timeline", "bank"}),
     "verify-writes": (["verify_writes"], {"exactly_once"}),
     # OCC would fail the stale merge's commit, so it is off too: the updates are lost.
     "cow-upsert-blocking": (["cow_upsert_blocking", "occ"], {"exactly_once"}),

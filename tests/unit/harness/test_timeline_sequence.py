@@ -66,7 +66,9 @@ CHILD = textwrap.dedent(
         tx = t.transaction()
         try:
             with tx:
-                tx.write(pa.table({"id": [me * 1000 + n], "v": [me]}))
+                # Inserts (a new file group each): with OCC off, concurrent upserts of one
+                # group would lose updates, which the timeline's stale_base rule reports.
+                tx.write(pa.table({"id": [me * 1000 + n], "v": [me]}), op="insert")
                 if kind == "abort":
                     raise RuntimeError("aborted on purpose")  # rolled back
         except RuntimeError:
