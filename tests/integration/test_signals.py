@@ -30,6 +30,18 @@ def _driver_pids(run_dir: Path) -> set[int]:
     }
 
 
+def _described(processes: list[psutil.Process]) -> list[tuple[psutil.Process, str, str]]:
+    """Each process with its name and command line, skipping any that exited meanwhile: a
+    short-lived child (Spark's launcher shells) may be a zombie by the time it is read."""
+    described = []
+    for process in processes:
+        try:
+            described.append((process, process.name(), " ".join(process.cmdline())))
+        except psutil.NoSuchProcess:  # ZombieProcess included
+            continue
+    return described
+
+
 def _wait_for_commits(out: Path, runner: subprocess.Popen) -> Path:
     """The run directory, once the runner sampled committed rows: the query runs, writer
     tasks (Python workers) exist. A condition, not a sleep."""
@@ -53,11 +65,11 @@ def test_a_signal_stops_everything_the_run_started(tmp_path, sig):
         runner = subprocess.Popen(command + options, stdout=subprocess.DEVNULL, stderr=stderr)
         try:
             run_dir = _wait_for_commits(out, runner)
-            started = psutil.Process(runner.pid).children(recursive=True)
-            names = {p.name() for p in started}
+            started = _described(psutil.Process(runner.pid).children(recursive=True))
+            names = {name for _, name, _ in started}
             assert "java" in names, names  # the driver's JVM
-            workers = [p for p in started if "pyspark" in " ".join(p.cmdline())]
-            assert workers, [p.cmdline() for p in started]  # its Python workers
+            workers = [p for p, _, cmdline in started if "pyspark" in cmdline]
+            assert workers, [cmdline for _, _, cmdline in started]  # its Python workers
             assert {p.pid for p in workers} <= _driver_pids(run_dir)
 
             runner.send_signal(sig)
@@ -72,7 +84,7 @@ def test_a_signal_stops_everything_the_run_started(tmp_path, sig):
     assert code == 2, lines
     assert len(lines) == 1 and f"interrupted by {sig.name}" in lines[0], lines
     assert str(run_dir) in lines[0]
-    _, alive = psutil.wait_procs(started, timeout=10)
+    _, alive = psutil.wait_procs([p for p, _, _ in started], timeout=10)
     assert alive == [], [(p.pid, p.name()) for p in alive]
     assert _driver_pids(run_dir) == set()
 
