@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-COMMIT_TIME = "_commit_time"
-IS_DELETED = "_is_deleted"
+COMMIT_TIME = "_hoodie_commit_time"
+IS_DELETED = "_hoodie_is_deleted"
 META_COLUMNS = (COMMIT_TIME, IS_DELETED)
 _POS = "__pos"
 

@@ -497,7 +497,7 @@ class Table:
         include_deletes: bool = False,
     ) -> pa.Table:
         """Rows written by data instants that completed in (begin, end], latest version per
-        key. MOR delete markers appear only with include_deletes=True (then `_is_deleted`
+        key. MOR delete markers appear only with include_deletes=True (then `_hoodie_is_deleted`
         is among the columns)."""
         self.timeline.reload()
         instants = [

@@ -14,7 +14,7 @@ from engine.table import Table
 from harness.checks import fingerprint
 
 COLUMNS = ["id", "event_id", "account", "amount"]
-COMMIT_TIME = "_commit_time"
+COMMIT_TIME = "_hoodie_commit_time"
 SWEEP_POINTS = 100  # completed instants the final bank sweep reads as of (at most)
 
 

@@ -207,7 +207,7 @@ def test_incremental_excludes_carried_rows_and_keeps_latest(make_table):
         tx.write(rows([1], [111]))
     assert as_dict(t.incremental(start)) == {1: 111}
     meta = t.incremental(start, with_meta=True)
-    assert meta.column("_commit_time").to_pylist() == [tx.instant.requested_time]
+    assert meta.column("_hoodie_commit_time").to_pylist() == [tx.instant.requested_time]
 
 
 def test_cow_insert_is_append_mode(make_table):
@@ -233,7 +233,7 @@ def test_snapshot_columns_and_meta(make_table):
     with t.transaction() as tx:
         tx.write(rows([1]))
     assert t.snapshot(columns=["v"]).column_names == ["v"]
-    assert t.snapshot(with_meta=True).column_names == ["id", "v", "_commit_time", "_is_deleted"]
+    assert t.snapshot(with_meta=True).column_names == ["id", "v", "_hoodie_commit_time", "_hoodie_is_deleted"]
     with pytest.raises(KeyError, match="nope"):
         t.snapshot(columns=["nope"])
 
@@ -267,7 +267,7 @@ def test_incremental_delete_markers_only_on_request(make_table):
         tx.write(rows([3]))
     assert as_dict(t.incremental(start, with_meta=True)) == {3: 30}
     marked = t.incremental(start, include_deletes=True).sort_by("id").to_pydict()
-    assert marked["id"] == [1, 3] and marked["_is_deleted"] == [True, False]
+    assert marked["id"] == [1, 3] and marked["_hoodie_is_deleted"] == [True, False]
 
 
 def test_commit_succeeds_when_cleanup_after_the_commit_point_fails(make_table):
@@ -353,7 +353,7 @@ def test_reads_of_some_file_groups_and_the_stored_row_count(make_table):
 
 
 def test_a_read_may_name_a_meta_column_and_ask_for_meta(make_table):
-    """Readers ask for `_commit_time` among the columns and with_meta=True at once."""
+    """Readers ask for `_hoodie_commit_time` among the columns and with_meta=True at once."""
     from engine.table.merge import COMMIT_TIME
 
     table = make_table()
