@@ -1,15 +1,24 @@
 """File system access for one table root, through pyarrow.fs, with fault hooks.
 
+The root is a local folder or an object-store location `s3://BUCKET/PREFIX[?endpoint=URL]`
+(engine/storage_s3.py). This module is the one place that knows the difference: on S3,
+writes are plain PUTs (an object appears whole), put-if-absent is a conditional PUT
+(`If-None-Match: *`) and compare-and-swap is `If-Match: <etag>`; nothing relies on rename.
+
 Paths are relative to the root, '/'-separated. Every operation first calls each
 `hooks` entry with (op, full_path), op in put | rename | delete | read | list, so the
 harness can add latency or raise; every write then calls each `after_write_hooks`
-entry with the full path (to tear a file).
+entry with the full path (to tear a file). A hook that raises ResponseLostError lets a
+write happen and then loses its response (a timeout after the store applied it): the
+storage retries the write, as an SDK does, and the retry must be idempotent.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
+import hashlib
 import os
 import uuid
 from collections.abc import Callable, Iterable
@@ -18,6 +27,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from engine import storage_s3
 from engine.errors import CorruptFileError
 
 Hook = Callable[[str, str], None]
@@ -25,8 +35,26 @@ AfterWriteHook = Callable[[str], None]
 TEMP_PREFIX = ".tmp-"  # a file being written; renamed or linked into place when whole
 
 
+def parquet_bytes(table: pa.Table) -> bytes:
+    """`table` as a Parquet file (base files, and the content of Parquet log blocks)."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="snappy")
+    return sink.getvalue().to_pybytes()
+
+
+class ResponseLostError(OSError):
+    """Raised by a hook: the write goes ahead, then its response is lost (fault injection)."""
+
+
 class Storage:
     def __init__(self, root: str, filesystem: pafs.FileSystem | None = None) -> None:
+        # An object store: conditional requests through boto3, the rest through pyarrow.
+        self._s3: storage_s3.Objects | None = None
+        if storage_s3.is_s3(root):
+            location = storage_s3.parse_location(root)
+            self._s3 = storage_s3.Objects(location)
+            filesystem = filesystem or storage_s3.filesystem(location.endpoint, location.region)
+            root = location.root
         self.filesystem = filesystem or pafs.LocalFileSystem()
         self._local = isinstance(self.filesystem, pafs.LocalFileSystem)
         self.root = os.path.abspath(root) if self._local else root.rstrip("/")
@@ -34,12 +62,23 @@ class Storage:
         self.verify_writes = True  # set from Safety.verify_writes by the table
         self.after_write_hooks: list[AfterWriteHook] = []
 
+    @property
+    def kind(self) -> str:
+        """local | s3 (what result.json records as environment.storage.kind)."""
+        return "s3" if self._s3 is not None else "local"
+
     def full_path(self, path: str) -> str:
         return f"{self.root}/{path}" if path else self.root
 
-    def _hook(self, op: str, full: str) -> None:
+    def _hook(self, op: str, full: str) -> bool:
+        """Run the hooks; True if one asked for the write's response to be lost."""
+        lost = False
         for hook in self.hooks:
-            hook(op, full)
+            try:
+                hook(op, full)
+            except ResponseLostError:
+                lost = True
+        return lost
 
     def _after_write(self, full: str) -> None:
         for hook in self.after_write_hooks:
@@ -54,21 +93,112 @@ class Storage:
             return f.read()
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        """Atomic replace: write a temp file next to the target, then rename over it."""
+        """Atomic replace: locally a temp file renamed over the target; on S3 one PUT."""
         full = self.full_path(path)
-        self._hook("put", full)
-        tmp = self._write_temp(full, data)
-        self.filesystem.move(tmp, full)
+        for _ in range(2 if self._hook("put", full) else 1):  # a lost response: PUT again
+            if self._s3 is not None:
+                self._s3.put(full, data, storage_s3.new_write_id())
+            else:
+                tmp = self._write_temp(full, data)
+                self.filesystem.move(tmp, full)
         self._after_write(full)
 
     def put_if_absent(self, path: str, data: bytes, parents: bool = True) -> None:
         """Create `path` atomically; FileExistsError if it exists (never overwrites).
 
         parents=False never creates the directory: FileNotFoundError once it is removed
-        (how a sealed fence directory refuses a staged write, engine/table/fencing.py)."""
+        (how a sealed fence directory refuses a staged write, engine/table/fencing.py).
+        A retry after a lost response that finds this call's own object is no conflict."""
         full = self.full_path(path)
-        self._hook("put", full)
-        if self._local:
+        write_id = storage_s3.new_write_id()
+        for attempt in range(2 if self._hook("put", full) else 1):
+            try:
+                self._create_once(full, data, parents, write_id)
+            except FileExistsError:
+                if not (attempt and self._written_by(full, write_id, data)):
+                    raise
+        self._after_write(full)
+
+    def _written_by(self, full: str, write_id: str | None, data: bytes) -> bool:
+        """Is the object at `full` this write's own (S3: its write id; local: its bytes)?"""
+        try:
+            if self._s3 is not None:
+                return self._s3.get(full)[2] == write_id
+            with self.filesystem.open_input_stream(full) as f:
+                return f.read() == data
+        except FileNotFoundError:
+            return False
+
+    # -- versioned reads and compare-and-swap (a lock record, a register) ---------------
+
+    def read_versioned(self, path: str) -> tuple[bytes, str]:
+        """The bytes at `path` and their version (an opaque string: S3's ETag; locally the
+        MD5 of the bytes, which is what S3's ETag of a plain PUT is too); FileNotFoundError
+        if absent. Like an ETag, a version names the bytes: writing the same bytes again
+        gives the same version."""
+        full = self.full_path(path)
+        self._hook("read", full)
+        if self._s3 is not None:
+            data, etag, _ = self._s3.get(full)
+            return data, etag
+        with self.filesystem.open_input_stream(full) as f:
+            data = f.read()
+        return data, hashlib.md5(data).hexdigest()
+
+    def put_if_version(self, path: str, data: bytes, version: str | None) -> bool:
+        """Write `data` to `path` only if its current version is `version` (None: only if
+        `path` is absent); False if not. S3: a PUT with If-Match / If-None-Match. Locally
+        the writers of one directory serialise on flock(2) of it (across processes and
+        containers sharing the folder), then compare and rename into place.
+        A retry after a lost response that finds this call's own write counts as success."""
+        full = self.full_path(path)
+        lost = self._hook("put", full)
+        write_id = storage_s3.new_write_id()
+        done = False
+        for attempt in range(2 if lost else 1):
+            if self._cas_once(full, data, version, write_id):
+                done = True
+            elif not (attempt and self._written_by(full, write_id, data)):
+                return False
+        if done:
+            self._after_write(full)
+        return done
+
+    def _cas_once(self, full: str, data: bytes, version: str | None, write_id: str) -> bool:
+        if self._s3 is not None:
+            try:
+                self._s3.put(full, data, write_id, if_none_match=version is None, if_match=version)
+            except (storage_s3.PreconditionFailed, FileNotFoundError):
+                return False
+            return True
+        if not self._local:
+            raise NotImplementedError(f"compare-and-swap on {type(self.filesystem).__name__}")
+        head = full.rsplit("/", 1)[0]
+        os.makedirs(head, exist_ok=True)
+        fd = os.open(head, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                with open(full, "rb") as f:
+                    current: str | None = hashlib.md5(f.read()).hexdigest()
+            except FileNotFoundError:
+                current = None
+            if current != version:
+                return False
+            os.replace(self._write_temp(full, data), full)
+            return True
+        finally:
+            os.close(fd)  # closing releases the flock
+
+    def _create_once(self, full: str, data: bytes, parents: bool, write_id: str) -> None:
+        if self._s3 is not None:
+            if not parents and self._info(full.rsplit("/", 1)[0]).type != pafs.FileType.Directory:
+                raise FileNotFoundError(full)
+            try:
+                self._s3.put(full, data, write_id, if_none_match=True)
+            except storage_s3.PreconditionFailed:
+                raise FileExistsError(f"{full} already exists") from None
+        elif self._local:
             tmp = self._write_temp(full, data, parents)
             try:
                 os.link(tmp, full)  # link(2) fails with EEXIST instead of replacing
@@ -87,7 +217,6 @@ class Storage:
                 raise FileExistsError(f"{full} already exists")
             with self.filesystem.open_output_stream(full) as f:
                 f.write(data)
-        self._after_write(full)
 
     def put_staged(
         self,
@@ -128,6 +257,17 @@ class Storage:
     def _link_full(self, full_src: str, full_dst: str) -> None:
         if self._local:
             os.link(full_src, full_dst)
+            return
+        if self._s3 is not None:  # a conditional PUT of the source's bytes
+            try:
+                self._s3.put(
+                    full_dst,
+                    self._s3.get(full_src)[0],
+                    storage_s3.new_write_id(),
+                    if_none_match=True,
+                )
+            except storage_s3.PreconditionFailed:
+                raise FileExistsError(full_dst) from None
             return
         with self.filesystem.open_input_stream(full_src) as f:
             data = f.read()
@@ -183,6 +323,9 @@ class Storage:
     def _write_temp(self, full: str, data: bytes, parents: bool = True) -> str:
         head, name = full.rsplit("/", 1)
         tmp = f"{head}/{TEMP_PREFIX}{uuid.uuid4().hex[:12]}-{name}"
+        if self._s3 is not None:  # one PUT (pyarrow's output stream uploads in parts)
+            self._s3.put(tmp, data, storage_s3.new_write_id())
+            return tmp
         try:
             out = self.filesystem.open_output_stream(tmp)
         except FileNotFoundError:
@@ -250,13 +393,14 @@ class Storage:
     # -- parquet -----------------------------------------------------------------------
 
     def write_parquet(self, path: str, table: pa.Table) -> int:
-        """Atomically write `table` as Parquet; returns the file size in bytes.
+        """Atomically write `table` as Parquet; returns the file size in bytes."""
+        return self.write_verified(path, parquet_bytes(table))
+
+    def write_verified(self, path: str, data: bytes) -> int:
+        """Atomically write a data file; returns its size in bytes.
 
         With `verify_writes`, a file that is not whole on storage afterwards (a torn write)
         fails the write here, so the writer retries instead of reporting a broken file."""
-        sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="snappy")
-        data = sink.getvalue().to_pybytes()
         self.write_bytes(path, data)
         if self.verify_writes:
             landed = self.sizes([path])[path]

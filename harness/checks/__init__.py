@@ -3,6 +3,7 @@
 from harness.checks.bank import bank
 from harness.checks.exactly_once import exactly_once
 from harness.checks.exactly_once_upserts import exactly_once_upserts
+from harness.checks.hudi_reader import hudi_reader
 from harness.checks.isolation import fingerprint, isolation
 from harness.checks.result import CheckResult, Verdict
 from harness.checks.timeline import timeline
@@ -20,6 +21,7 @@ __all__ = [
     "exactly_once_upserts",
     "exit_code",
     "fingerprint",
+    "hudi_reader",
     "isolation",
     "timeline",
     "unique_keys",

@@ -7,6 +7,7 @@ import pytest
 
 from engine.config import TableConfig
 from engine.table import Table
+from tests.unit.engine.s3_helpers import s3_location, s3_server, storage_root  # noqa: F401
 
 _ids = itertools.count()
 

@@ -1,0 +1,259 @@
+"""hudi_reader: Apache Hudi's own reader (hudi-rs) as a second judge of the final table.
+
+The same table is read by the engine and by hudi-rs: the snapshot, time travel at
+completion times, and one incremental pull per completed data instant. Any difference
+in the rows (by record key, and each compared value column) is `invalid`, naming rows.
+
+Where the two readers' semantics differ, only what is comparable is compared:
+
+- Time travel. The engine's `as_of(c)` reads the instants that COMPLETED at or before c.
+  hudi-rs's time travel to T reads the instants REQUESTED at or before T that are
+  completed now (file slices are keyed by requested time; log blocks are filtered by their
+  requested instant time; files of instants not completed now are dropped). At a
+  completion time c the two select the same instants exactly when no instant straddles c:
+  none was requested at or before c and completed after c (`straddling`). An instant that
+  completed at or before c was requested before c, so it is in both; one requested after
+  c is in neither. Log slicing then agrees too: a log completed at or before c whose file
+  group got a new base requested before the log completed belongs to that new slice in
+  both readers (that base's instant was requested before c, so it completed by c). The
+  last completion time is always comparable: the snapshot.
+- Incremental. The engine's pull (b, e] reads the data instants that completed in (b, e];
+  hudi-rs selects commits by REQUESTED time in (b, e] and keeps the rows whose
+  `_hoodie_commit_time` (a requested time) is in it. Between consecutive completion times
+  exactly one instant i completes, and the hudi-rs range (previous requested time, i's
+  requested time] holds exactly i: the two pulls read the same instant. hudi-rs reads a
+  log in the file slice as of i's requested time but files it under the slice whose base
+  was requested last before the log COMPLETED: a pull of a log-writing instant is not
+  comparable when a base file of one of its file groups was requested between its
+  requested and its completion time (`incremental_pulls`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.checks.result import MAX_LISTED, CheckResult, capped, fail_closed
+
+NAME = "hudi_reader"
+# Reads compared at most, spread evenly (each reads the table twice): about a minute
+# on the shipped scenarios' tables; the counts compared and skipped are in the evidence.
+MAX_TIME_TRAVEL = 24
+MAX_PULLS = 48
+# hudi-rs's default start of an incremental range (before every instant time).
+EARLIEST = "19700101000000000"
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A completed instant whose files either reader reads (data commits, compactions)."""
+
+    requested: str
+    completed: str
+    action: str
+    data: bool = True  # an incremental pull reads it (not a compaction)
+    base_groups: frozenset[str] = field(default_factory=frozenset)  # groups it wrote a base in
+    log_groups: frozenset[str] = field(default_factory=frozenset)  # groups it wrote a log in
+
+
+@dataclass(frozen=True)
+class Pull:
+    """One incremental pull of one instant, as each reader is asked for it."""
+
+    instant: str  # requested time of the instant both ranges select
+    engine: tuple[str | None, str]  # (begin, end] by completion time
+    hudi: tuple[str, str]  # (begin, end] by requested time
+
+
+class Reads(Protocol):
+    """A reader of the final table, projected to the compared columns."""
+
+    def snapshot(self) -> pa.Table: ...
+    def as_of(self, time: str) -> pa.Table: ...
+    def incremental(self, begin: str | None, end: str) -> pa.Table: ...
+
+
+def straddling(instants: Iterable[Completed], time: str) -> list[Completed]:
+    """Instants requested at or before `time` that completed after it: each makes hudi-rs's
+    time travel to `time` differ from the engine's as-of read at `time`."""
+    return [i for i in instants if i.requested <= time < i.completed]
+
+
+def time_travel_points(instants: list[Completed]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(completion times where both time-travel semantics agree, the others with the
+    instants that straddle them), in completion order."""
+    comparable, skipped = [], []
+    for c in sorted(i.completed for i in instants):
+        across = straddling(instants, c)
+        if across:
+            skipped.append({"as_of": c, "straddled_by": [i.requested for i in across]})
+        else:
+            comparable.append(c)
+    return comparable, skipped
+
+
+def incremental_pulls(instants: list[Completed]) -> tuple[list[Pull], list[dict[str, Any]]]:
+    """(one comparable pull per completed data instant, the skipped ones with why)."""
+    by_completion = sorted(instants, key=lambda i: i.completed)
+    requested = sorted(i.requested for i in instants)
+    pulls, skipped = [], []
+    for n, inst in enumerate(by_completion):
+        if not inst.data:
+            continue
+        begin = by_completion[n - 1].completed if n else None
+        earlier = [r for r in requested if r < inst.requested]
+        moved = sorted(
+            o.requested
+            for o in instants
+            if inst.requested < o.requested <= inst.completed and o.base_groups & inst.log_groups
+        )
+        if moved:
+            skipped.append({"instant": inst.requested, "new_base_while_inflight": moved})
+            continue
+        hudi_begin = earlier[-1] if earlier else EARLIEST
+        pulls.append(Pull(inst.requested, (begin, inst.completed), (hudi_begin, inst.requested)))
+    return pulls, skipped
+
+
+def spread(items: list[Any], limit: int) -> list[Any]:
+    """At most `limit` of `items`, evenly spaced, the last one always included."""
+    if len(items) <= limit:
+        return items
+    step = (len(items) - 1) / (limit - 1)
+    return [items[round(k * step)] for k in range(limit)]
+
+
+def diff_rows(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any] | None:
+    """None if both hold the same rows (keyed by `key`, every other column compared);
+    otherwise what differs, naming a few keys of each kind."""
+    if hudi.num_rows == engine.num_rows == 0:
+        return None
+    hudi = _like(hudi, engine.schema)
+    out: dict[str, Any] = {"engine_rows": engine.num_rows, "hudi_rows": hudi.num_rows}
+    for side, rows in (("engine", engine), ("hudi", hudi)):
+        dups = _duplicated(rows.column(key))
+        if dups:
+            out[f"duplicated_in_{side}"] = dups
+    e_keys, h_keys = engine.column(key), hudi.column(key)
+    for side, mine, theirs in (("engine", e_keys, h_keys), ("hudi", h_keys, e_keys)):
+        only = pc.filter(mine, pc.invert(pc.is_in(mine, value_set=theirs)))
+        if len(only):
+            out[f"only_{side}"] = {"count": len(only), "keys": _sorted(only).to_pylist()}
+    different = _different_values(engine, hudi, key)
+    if different["count"]:
+        out["different"] = different
+    return None if out.keys() == {"engine_rows", "hudi_rows"} else out
+
+
+def _like(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """hudi-rs's rows in the engine's column order and types (a type it cannot take is a
+    difference: raises ValueError)."""
+    missing = [n for n in schema.names if n not in table.column_names]
+    if missing:
+        raise ValueError(f"hudi-rs returned no column(s) {missing} (got {table.column_names})")
+    table = table.select(schema.names)
+    try:
+        return table.cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise ValueError(f"hudi-rs's column types {table.schema} do not cast: {e}") from e
+
+
+def _sorted(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return pc.take(values, pc.sort_indices(values)).slice(0, MAX_LISTED)
+
+
+def _duplicated(keys: pa.ChunkedArray) -> dict[str, Any] | None:
+    counts = pc.value_counts(keys)
+    dup = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
+    return {"count": len(dup), "keys": _sorted(dup).to_pylist()} if len(dup) else None
+
+
+def _different_values(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any]:
+    """Keys in both whose other columns differ (nulls compare equal to nulls)."""
+    values = [n for n in engine.column_names if n != key]
+    renamed = hudi.rename_columns([n if n == key else f"{n}\x00hudi" for n in hudi.column_names])
+    joined = engine.join(renamed, key, join_type="inner")
+    differs = pa.array([False] * joined.num_rows, pa.bool_())
+    per_column = {}
+    for name in values:
+        a, b = joined.column(name), joined.column(f"{name}\x00hudi")
+        ne = pc.or_(pc.fill_null(pc.not_equal(a, b), False), pc.xor(pc.is_null(a), pc.is_null(b)))
+        if pc.any(ne).as_py():
+            per_column[name] = pc.sum(ne).as_py()
+            differs = pc.or_(differs, ne)
+    bad = joined.filter(differs)
+    bad = bad.take(pc.sort_indices(bad.column(key)))
+    items = [
+        {
+            "key": row[key],
+            "engine": {n: row[n] for n in values},
+            "hudi": {n: row[f"{n}\x00hudi"] for n in values},
+        }
+        for row in bad.slice(0, MAX_LISTED).to_pylist()
+    ]
+    return {"count": bad.num_rows, "columns": per_column, "items": items}
+
+
+def hudi_reader(
+    instants: list[Completed], engine: Reads, hudi: Reads, key: str, reader: str = "hudi-rs"
+) -> CheckResult:
+    """Compare the two readers on the snapshot, the comparable time-travel points and
+    incremental pulls. An error of hudi-rs on a read is a disagreement (the engine's table
+    must be readable by Hudi); an error of the engine's own read propagates."""
+    points, tt_skipped = time_travel_points(instants)
+    pulls, pull_skipped = incremental_pulls(instants)
+    chosen_points = spread(points, MAX_TIME_TRAVEL)
+    chosen_pulls = spread(pulls, MAX_PULLS)
+    disagreements: list[dict[str, Any]] = []
+
+    def compare(where: dict[str, Any], ours: Callable[[], pa.Table], theirs: Callable) -> int:
+        """Compare one read; the engine's row count."""
+        mine = ours()
+        try:
+            diff = diff_rows(mine, theirs(), key)
+        except Exception as e:  # hudi-rs failed the read, or returned what cannot compare
+            diff = {"error": f"{type(e).__name__}: {e}"}
+        if diff:
+            disagreements.append({**where, **diff})
+        return mine.num_rows
+
+    snapshot_rows = compare({"read": "snapshot"}, engine.snapshot, hudi.snapshot)
+    for c in chosen_points:
+        compare(
+            {"read": "time_travel", "as_of": c},
+            lambda c=c: engine.as_of(c),
+            lambda c=c: hudi.as_of(c),
+        )
+    for p in chosen_pulls:
+        compare(
+            {"read": "incremental", "instant": p.instant, "engine": p.engine, "hudi": p.hudi},
+            lambda p=p: engine.incremental(*p.engine),
+            lambda p=p: hudi.incremental(*p.hudi),
+        )
+    evidence = {
+        "reader": reader,
+        "instants": len(instants),
+        "snapshot_rows": snapshot_rows,
+        "time_travel": {
+            "comparable": len(points),
+            "compared": len(chosen_points),
+            "skipped": {"count": len(tt_skipped), "items": capped(tt_skipped)},
+        },
+        "incremental": {
+            "comparable": len(pulls),
+            "compared": len(chosen_pulls),
+            "skipped": {"count": len(pull_skipped), "items": capped(pull_skipped)},
+        },
+        "disagreements": {"count": len(disagreements), "items": capped(disagreements)},
+    }
+    if disagreements:
+        return CheckResult(NAME, "invalid", evidence)
+    reasons = [
+        (not instants, "no completed instant: nothing was compared"),
+        (snapshot_rows == 0, "the snapshot is empty: the readers agreed on nothing"),
+    ]
+    return fail_closed(NAME, evidence, reasons)

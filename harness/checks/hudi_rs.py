@@ -1,0 +1,145 @@
+"""The two readers the hudi_reader check compares, over one engine table: the engine's own
+reads and hudi-rs's (Apache Hudi's native reader, the `hudi` package), and whether a table
+hudi-rs cannot open counts against the engine."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
+from hudi import __version__ as hudi_version
+
+from engine.table import Table
+from engine.timeline.instant import DATA_ACTIONS
+from harness.checks.hudi_reader import EARLIEST, NAME, Completed, hudi_reader
+from harness.checks.result import CheckResult
+
+PROPERTIES = ".hoodie/hoodie.properties"
+# Actions whose files a snapshot reads (a compaction completes as Hudi's `commit`).
+VIEW_ACTIONS = (*DATA_ACTIONS, "compaction")
+READER = f"hudi-rs {hudi_version}"
+
+
+def compared_columns(schema: pa.Schema | None, key: str) -> list[str]:
+    """The key and every data column but binary ones (the payload: large, and the event id
+    already tells one version of a row from another)."""
+    if schema is None:
+        return [key]
+    rest = [
+        f.name
+        for f in schema
+        if f.name != key and not f.name.startswith("_hoodie_") and not pa.types.is_binary(f.type)
+    ]
+    return [key, *rest]
+
+
+def hudi_table_version(table: Table) -> str | None:
+    """`hoodie.table.version` from the properties file (key=value lines), or None when the
+    file does not say (an older instantbench table stored JSON)."""
+    try:
+        text = table.storage.read_bytes(PROPERTIES).decode()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.strip() == "hoodie.table.version":
+            return value.strip()
+    return None
+
+
+class EngineReads:
+    def __init__(self, table: Table, columns: list[str]) -> None:
+        self.table, self.columns = table, columns
+
+    def snapshot(self) -> pa.Table:
+        return self.table.snapshot(columns=self.columns)
+
+    def as_of(self, time: str) -> pa.Table:
+        return self.table.as_of(time, columns=self.columns)
+
+    def incremental(self, begin: str | None, end: str) -> pa.Table:
+        return self.table.incremental(begin, end, columns=self.columns)
+
+
+class HudiReads:
+    """hudi-rs's reads; time travel and incremental ranges are by requested time."""
+
+    def __init__(self, uri: str, columns: list[str]) -> None:
+        self.hudi = HudiTableBuilder.from_base_uri(uri).build()
+        self.columns = columns
+
+    def _read(self, options: HudiReadOptions) -> pa.Table:
+        batches = self.hudi.read(options)
+        if not batches:
+            return pa.table({c: pa.array([], pa.null()) for c in self.columns})
+        return pa.Table.from_batches(batches).select(self.columns)
+
+    def _options(self) -> HudiReadOptions:
+        return HudiReadOptions(projection=self.columns)
+
+    def snapshot(self) -> pa.Table:
+        return self._read(self._options())
+
+    def as_of(self, time: str) -> pa.Table:
+        return self._read(self._options().with_as_of_timestamp(time))
+
+    def incremental(self, begin: str | None, end: str) -> pa.Table:
+        options = (
+            self._options()
+            .with_query_type(HudiQueryType.Incremental)
+            .with_start_timestamp(begin or EARLIEST)
+            .with_end_timestamp(end)
+        )
+        return self._read(options)
+
+
+def completed_instants(table: Table) -> list[Completed]:
+    """The table's completed instants whose files a reader reads, with the file groups
+    each wrote base and log files in."""
+    timeline = table.timeline.reload()
+    out = []
+    for i in timeline.completed(include_archived=True):
+        if i.action not in VIEW_ACTIONS:
+            continue
+        files = table.catalog.files_of(i)
+        out.append(
+            Completed(
+                requested=i.requested_time,
+                completed=i.completion_time,
+                action=i.action,
+                data=i.action in DATA_ACTIONS,
+                base_groups=frozenset(f.file_id for f in files if f.kind == "base"),
+                log_groups=frozenset(f.file_id for f in files if f.kind == "log"),
+            )
+        )
+    return out
+
+
+def check_table(table: Table) -> CheckResult:
+    """hudi_reader on an engine table. hudi-rs failing to open a table whose properties
+    name a Hudi table version is `invalid` (the engine writes Hudi tables, which every Hudi
+    reader must open); a table without one is not in Hudi's format at all: `unknown`."""
+    key = table.config.key_field
+    columns = compared_columns(table.schema, key)
+    version = hudi_table_version(table)
+    uri = table.storage.root
+    if not isinstance(table.storage.filesystem, pafs.LocalFileSystem):
+        return CheckResult(
+            NAME, "unknown", {"reason": f"hudi-rs is run on local tables only ({uri})"}
+        )
+    try:
+        hudi = HudiReads(uri, columns)
+    except Exception as e:
+        error = f"{type(e).__name__}: {e}"
+        if version is None:
+            reason = f"{PROPERTIES} names no hoodie.table.version: not a Hudi table"
+            return CheckResult(
+                NAME, "unknown", {"reader": READER, "reason": reason, "error": error}
+            )
+        return CheckResult(
+            NAME,
+            "invalid",
+            {"reader": READER, "table_version": version, "open_error": error},
+        )
+    result = hudi_reader(completed_instants(table), EngineReads(table, columns), hudi, key, READER)
+    return CheckResult(NAME, result.verdict, {"table_version": version, **result.evidence})
