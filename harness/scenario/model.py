@@ -28,7 +28,7 @@ from harness.scenario.rate import ConstantRate, Rate
 from harness.scenario.rules import cross_field_problems
 from harness.scenario.spark_conf import check_spark_conf
 
-CheckName = Literal["exactly_once", "timeline", "unique_keys", "bank", "isolation"]
+CheckName = Literal["exactly_once", "timeline", "unique_keys", "bank", "isolation", "hudi_reader"]
 
 
 class Cluster(Strict):
