@@ -16,6 +16,13 @@ strict, whose store round trip this is). No clock reading feeds the counter, so 
 drifting or jumping clock cannot reorder it, and it survives crashes. The instant files
 record each time's number, so a checker can judge "every time is greater than every time
 generated before it" in the true order of generation.
+
+Shared wait (opt-in, `generate_pair`): one clock reading, two times t < t + 1 ms with
+consecutive sequence numbers, one record write and one wait of max_skew_ms + 1 ms (the
+wait that t + 1 needs, which covers t too). A commit uses it to mint its completion time
+and the next instant's requested time under one lock hold (Table.commit_and_start):
+both are greater than everything generated before, and the second greater than the first,
+exactly as two holds one after the other would make them, minus one wait.
 """
 
 from __future__ import annotations
@@ -92,26 +99,40 @@ class InstantTimeGenerator:
     def generate_stamped(self, *, locked: bool = False) -> Generated:
         """A new instant time, its sequence number and its timing. `locked=True`: the
         caller already holds `lock`."""
+        return self._generate(1, locked)[0]
+
+    def generate_pair(self, *, locked: bool = False) -> tuple[Generated, Generated]:
+        """Two times, the second 1 ms after the first, numbered one after the other, for
+        one wait (see the module doc: shared wait). Both carry the pair's timing."""
+        first, second = self._generate(2, locked)
+        return first, second
+
+    def _generate(self, count: int, locked: bool) -> list[Generated]:
         t0 = time.perf_counter()
         if not locked:
             self.lock.acquire()
         try:
             t1 = time.perf_counter()
             with self._mutex:  # threads of one process sharing this generator
-                ms, seq, read_at = self._next()
+                ms, seq, read_at = self._next(count)
             if self.wait and self.max_skew_ms > 0:
-                left = self.max_skew_ms / 1000 - (time.perf_counter() - read_at)
-                self._sleep(max(left, 0.0))
+                # The last time minted is ms + count - 1: wait its bound out from the read.
+                bound_s = (self.max_skew_ms + count - 1) / 1000
+                self._sleep(max(bound_s - (time.perf_counter() - read_at), 0.0))
             t2 = time.perf_counter()
         finally:
             if not locked:
                 self.lock.release()
         timing = InstantTiming((t1 - t0) * 1000, (t2 - t1) * 1000)
         self.last_timing = timing
-        return Generated(format_instant(ms), seq, timing)
+        return [
+            Generated(format_instant(ms + i), None if seq is None else seq + i, timing)
+            for i in range(count)
+        ]
 
-    def _next(self) -> tuple[int, int | None, float]:
-        """(time, sequence number, perf_counter right after the clock was read)."""
+    def _next(self, count: int = 1) -> tuple[int, int | None, float]:
+        """(first time, its sequence number, perf_counter right after the clock was read);
+        `count` consecutive times and numbers are taken."""
         ms = self.clock.now_ms()
         read_at = time.perf_counter()
         # Read even when not strict: the sequence must count every generation.
@@ -123,6 +144,7 @@ class InstantTimeGenerator:
                 floor = self._floor()
                 bounds.append(parse_instant(floor) if floor else None)
             ms = max([ms] + [b + 1 for b in bounds if b is not None])
+        top_ms = ms + count - 1
         seq = None
         if self._store is not None:
             # This process's own count too: a store that was reset must not reuse numbers
@@ -130,8 +152,8 @@ class InstantTimeGenerator:
             stored_seq = (last.seq or 0) if last is not None else 0
             seq = max(stored_seq, self._last_seq) + 1
             # The record keeps the largest time (not strict: this one may be smaller).
-            top = ms if stored_ms is None else max(ms, stored_ms)
-            self._store.save(LastGenerated(format_instant(top), seq))
-            self._last_seq = seq
-        self._last_ms = ms if self._last_ms is None else max(ms, self._last_ms)
+            top = top_ms if stored_ms is None else max(top_ms, stored_ms)
+            self._store.save(LastGenerated(format_instant(top), seq + count - 1))
+            self._last_seq = seq + count - 1
+        self._last_ms = top_ms if self._last_ms is None else max(top_ms, self._last_ms)
         return ms, seq, read_at

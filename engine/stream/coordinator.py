@@ -8,6 +8,12 @@ Single-thread executors, as in Hudi 1.1:
 * "instant-commit" (not in Hudi): the commits an ACK triggers, serially and ascending, so
   a hanging commit does not hold up the next checkpoint's snapshot in async mode.
 Shared state (event buffers, instant cache) is guarded by one lock.
+
+Shared wait (opt-in, `shared_wait=True`; not in Hudi): the last commit an ACK triggers also
+mints the instant that would be created right after it (blocking: the one the next batch
+is waiting for; async: the one after the next batch's), in the same lock hold and the
+same TrueTime wait (engine/truetime.py). A creation for that checkpoint id then waits for
+the commit and takes its instant instead of holding the lock through a wait of its own.
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ class Coordinator:
         state_store: CheckpointStateStore | None = None,
         epoch_store: EpochStore | None = None,
         fault_hook: FaultHook = _no_fault,
+        shared_wait: bool = False,
     ) -> None:
         if mode not in ("async", "blocking"):
             raise ValueError(f"mode must be 'async' or 'blocking', not {mode!r}")
@@ -103,6 +110,7 @@ class Coordinator:
         self.state_store = state_store
         self.epoch_store = epoch_store
         self.fault_hook = fault_hook
+        self.shared_wait = shared_wait
         # A restarted coordinator takes a new epoch first: from here on, the old one
         # (a zombie, maybe only paused) fails its guard on every commit and rollback.
         self.epoch = epoch_store.advance() if epoch_store is not None else 0
@@ -120,6 +128,8 @@ class Coordinator:
         self._buffers = EventBuffers(parallelism)
         self._instants: dict[int, str] = {}  # checkpoint id -> instant, answers late requests
         self._creating: dict[int, Future[_Created]] = {}
+        self._minting: set[int] = set()  # creations on the table now (past any wait)
+        self._reserved: set[int] = set()  # checkpoint ids a commit is minting (shared wait)
         self._current_instant = ""
         self._last_ack = -1
         self._ack_times: dict[int, float] = {}
@@ -176,9 +186,27 @@ class Coordinator:
         # drops it then): a writer polling between two asks (PENDING, backoff) would
         # otherwise never see the error and start the next creation, until its deadline.
         blocked_ms = self._wait_for_earlier_commits(checkpoint_id)
-        instant, timing = table_port.start_instant(
-            self.table, checkpoint_id, self.epoch, self._fence
-        )
+        with self._lock:
+            while checkpoint_id in self._reserved:  # a commit is minting it (shared wait)
+                self._committed.wait()
+            minted = self._instants.get(checkpoint_id)
+            if minted is not None:
+                self._creating.pop(checkpoint_id, None)
+                return _Created(minted, blocked_ms)
+            self._minting.add(checkpoint_id)
+        try:
+            instant, timing = table_port.start_instant(
+                self.table, checkpoint_id, self.epoch, self._fence
+            )
+        finally:
+            with self._lock:
+                self._minting.discard(checkpoint_id)
+        self._register(checkpoint_id, instant, timing)
+        return _Created(instant, blocked_ms)
+
+    def _register(
+        self, checkpoint_id: int, instant: str, timing: dict[str, Any], **fields: Any
+    ) -> None:
         with self._lock:
             self._buffers.init_new(checkpoint_id, instant)
             self._instants[checkpoint_id] = instant
@@ -191,9 +219,36 @@ class Coordinator:
                 "instant": instant,
                 "truetime_sleep_ms": timing.get("truetime_sleep_ms"),
                 "lock_wait_ms": timing.get("lock_wait_ms"),
+                **fields,
             },
         )
-        return _Created(instant, blocked_ms)
+
+    def _reserve_next(self, ack_id: int) -> int | None:
+        """Shared wait: the checkpoint id whose instant the commits of ACK `ack_id` mint,
+        reserved, or None. It is the one after every instant made or being made (never
+        one a creation is minting on the table already, nor an earlier one, so requested
+        times still ascend with checkpoint ids), and at most ack_id + 1: the instant the
+        next batch (blocking) or the one after it (async) will ask for."""
+        with self._lock:
+            if self._failure is not None:
+                return None
+            target = max([ack_id - 1, *self._instants, *self._minting]) + 1
+            if target > ack_id + 1:
+                return None
+            self._reserved.add(target)
+            return target
+
+    def _settle_reservation(
+        self, checkpoint_id: int, started: tuple[str, dict[str, Any]] | None, by: str
+    ) -> None:
+        """Register what the commit minted (if it did), then free waiting creations."""
+        try:
+            if started is not None:
+                self._register(checkpoint_id, *started, minted_by_commit=by)
+        finally:
+            with self._lock:
+                self._reserved.discard(checkpoint_id)
+                self._committed.notify_all()
 
     def _wait_for_earlier_commits(self, checkpoint_id: int) -> float:
         """Blocking mode (Hudi's CommitGuard): wait until no earlier instant is pending."""
@@ -368,23 +423,36 @@ class Coordinator:
                 table_port.release(self.table, entry.instant)
                 self._remove(entry)
                 continue
-            self._commit(entry, ack_time)
+            last = i == len(entries) - 1
+            shared = self.shared_wait and last and ack_id is not None
+            self._commit(entry, ack_time, self._reserve_next(ack_id) if shared else None)
             committed.append(entry.instant)
         return committed
 
-    def _commit(self, entry: BufferEntry, ack_time: float) -> str:
+    def _commit(self, entry: BufferEntry, ack_time: float, next_ckp: int | None = None) -> str:
+        """Commit `entry`; with `next_ckp` (reserved) also mint that checkpoint's instant."""
         stats = entry.buffer.write_stats()
         meta = entry.buffer.metadata()
         info = {"instant": entry.instant, "checkpoint_id": entry.checkpoint_id}
+        metadata = {table_port.STREAM_TAG: entry.checkpoint_id, "epoch": self.epoch}
+        guard = self._guard_for(info)
+        started = None
         try:
-            completed = table_port.commit(
-                self.table,
-                entry.instant,
-                stats,
-                metadata={table_port.STREAM_TAG: entry.checkpoint_id, "epoch": self.epoch},
-                guard=self._guard_for(info),
-                fence=self._fence,
-            )
+            if next_ckp is None:
+                completed = table_port.commit(
+                    self.table, entry.instant, stats, metadata, guard, self._fence
+                )
+            else:
+                completed, started = table_port.commit_and_start(
+                    self.table,
+                    entry.instant,
+                    stats,
+                    metadata,
+                    guard,
+                    next_ckp,
+                    self.epoch,
+                    self._fence,
+                )
         except table_port.PERMANENT_COMMIT_ERRORS as e:
             # Torn or missing files, a write conflict, a duplicate key: this instant can
             # never commit. Roll it back and stop loudly (Hudi: failed write statuses).
@@ -396,6 +464,9 @@ class Coordinator:
             # WriteMeta in the coordinator and writer state, so recovery recommits it;
             # rolling back would lose a batch Spark already counts as done.
             raise self._fail(entry, e) from e
+        finally:
+            if next_ckp is not None:
+                self._settle_reservation(next_ckp, started, entry.instant)
         self._remove(entry)
         self.recorder(
             "commit",

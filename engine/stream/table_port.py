@@ -11,7 +11,7 @@ import pyarrow as pa
 from engine.errors import CorruptFileError, DuplicateKeyError, WriteConflictError
 from engine.table import Table
 from engine.table.fencing import epoch_domain, epoch_scope
-from engine.timeline.instant import REQUESTED
+from engine.timeline.instant import REQUESTED, Instant
 
 # Marks the instants a stream coordinator created, so recovery never touches instants of
 # batch writers that share the table.
@@ -38,17 +38,25 @@ def enter_epoch(table: Table, epoch: int) -> None:
     table.fence.domain = epoch_domain(epoch)
 
 
-def start_instant(
-    table: Table, checkpoint_id: int, epoch: int, fence: int | None = None
-) -> tuple[str, dict[str, float]]:
-    """REQUESTED -> INFLIGHT under the table lock with TrueTime; returns (time, timing)."""
-    with fenced_by(fence):
-        inst = table.start_instant(metadata={STREAM_TAG: checkpoint_id, "coordinator_epoch": epoch})
+def _instant_meta(checkpoint_id: int, epoch: int) -> dict[str, Any]:
+    return {STREAM_TAG: checkpoint_id, "coordinator_epoch": epoch}
+
+
+def _timing(inst: Instant) -> dict[str, float | None]:
     timing = inst.timing
-    return inst.requested_time, {
+    return {
         "lock_wait_ms": timing.lock_wait_ms if timing else None,
         "truetime_sleep_ms": timing.truetime_sleep_ms if timing else None,
     }
+
+
+def start_instant(
+    table: Table, checkpoint_id: int, epoch: int, fence: int | None = None
+) -> tuple[str, dict[str, float | None]]:
+    """REQUESTED -> INFLIGHT under the table lock with TrueTime; returns (time, timing)."""
+    with fenced_by(fence):
+        inst = table.start_instant(metadata=_instant_meta(checkpoint_id, epoch))
+    return inst.requested_time, _timing(inst)
 
 
 def write_files(
@@ -68,6 +76,26 @@ def commit(
 ) -> str:
     with fenced_by(fence):
         return table.commit(instant, stats, metadata=metadata, guard=guard)
+
+
+def commit_and_start(
+    table: Table,
+    instant: str,
+    stats: list[dict[str, Any]],
+    metadata: dict[str, Any],
+    guard: Callable[[], None] | None,
+    next_checkpoint_id: int,
+    epoch: int,
+    fence: int | None = None,
+) -> tuple[str, tuple[str, dict[str, float | None]] | None]:
+    """`commit`, then in the same lock hold and TrueTime wait the instant of
+    `next_checkpoint_id` (engine/truetime.py: shared wait). Returns (completion time,
+    (next instant, timing) or None if only starting it failed)."""
+    with fenced_by(fence):
+        completion, started = table.commit_and_start(
+            instant, stats, metadata, guard, _instant_meta(next_checkpoint_id, epoch)
+        )
+    return completion, None if started is None else (started.requested_time, _timing(started))
 
 
 def rollback(table: Table, instant: str, fence: int | None = None) -> None:

@@ -229,27 +229,39 @@ class Table:
         """TrueTime requested time, heartbeat, REQUESTED then INFLIGHT (under the table lock).
 
         The returned instant carries `timing` (lock wait, TrueTime sleep)."""
-        action = action or ("commit" if self.config.table_type == "cow" else "deltacommit")
         # Under the lock only what the protocol needs: the time (its sequence record is
         # written inside the TrueTime wait), REQUESTED (put-if-absent, fenced) and INFLIGHT.
         with self._locked() as held:
             generated = self.generator.generate_stamped(locked=True)
-            t, timing = generated.time, generated.timing
-            meta = {
-                **(metadata or {}),
-                "writer_id": self.writer_id,
-                "occ_baseline": self.timeline.last_completion_time(),
-                REQUESTED_SEQ: generated.seq,
-            }
-            requested = self.timeline.create_requested(action, t, meta)
-            self.timeline.transition_to_inflight(requested)
-        # The heartbeat after the lock: a lazy cleaner counts an instant without a heartbeat
-        # file from its requested time, which is no older than the TrueTime wait here.
+            pending = self._begin(generated.time, generated.seq, action, metadata)
+        return self._started_instant(pending, generated.timing, held.wait_ms)
+
+    def _begin(
+        self, t: str, seq: int | None, action: str | None, metadata: dict[str, Any] | None
+    ) -> tuple[Instant, dict[str, Any]]:
+        """REQUESTED then INFLIGHT for time `t` (under the table lock)."""
+        action = action or ("commit" if self.config.table_type == "cow" else "deltacommit")
+        meta = {
+            **(metadata or {}),
+            "writer_id": self.writer_id,
+            "occ_baseline": self.timeline.last_completion_time(),
+            REQUESTED_SEQ: seq,
+        }
+        requested = self.timeline.create_requested(action, t, meta)
+        return self.timeline.transition_to_inflight(requested), meta
+
+    def _started_instant(
+        self, pending: tuple[Instant, dict[str, Any]], timing: InstantTiming, lock_wait_ms: float
+    ) -> Instant:
+        """After the lock: the heartbeat (a lazy cleaner counts an instant without a
+        heartbeat file from its requested time, no older than the TrueTime wait here)."""
+        inflight, meta = pending
+        t = inflight.requested_time
         self.heartbeats.start(t)
         self._started[t] = meta
-        timing = InstantTiming(timing.lock_wait_ms + held.wait_ms, timing.truetime_sleep_ms)
+        timing = InstantTiming(timing.lock_wait_ms + lock_wait_ms, timing.truetime_sleep_ms)
         self.last_instant_timing = timing
-        return Instant(t, action, INFLIGHT, timing=timing)
+        return Instant(t, inflight.action, INFLIGHT, timing=timing)
 
     def _locked(self) -> _TimedLock:
         return _TimedLock(self)
@@ -291,6 +303,31 @@ class Table:
 
         OCC and the primary-key check run first, then `guard()` (fencing), then the
         completion time is generated and the completed instant file written."""
+        return self._commit(instant, stats, metadata, guard, None)[0]
+
+    def commit_and_start(
+        self,
+        instant: Instant | str,
+        stats: Iterable[WriteStat | dict[str, Any]],
+        metadata: dict[str, Any] | None = None,
+        guard: Callable[[], None] | None = None,
+        next_metadata: dict[str, Any] | None = None,
+    ) -> tuple[str, Instant | None]:
+        """`commit`, and in the same lock hold `start_instant` (with `next_metadata`): one
+        TrueTime wait mints the completion time and the next requested time, 1 ms apart
+        (engine/truetime.py: shared wait). The next instant is started only once the
+        commit is durable; if the commit fails, neither is. Returns (completion, next);
+        next is None if only starting it failed (the commit stands: start one as usual)."""
+        return self._commit(instant, stats, metadata, guard, next_metadata or {})
+
+    def _commit(
+        self,
+        instant: Instant | str,
+        stats: Iterable[WriteStat | dict[str, Any]],
+        metadata: dict[str, Any] | None,
+        guard: Callable[[], None] | None,
+        start_next: dict[str, Any] | None,
+    ) -> tuple[str, Instant | None]:
         t = _time_of(instant)
         stats = [WriteStat.coerce(s) for s in stats]
         metadata = dict(metadata or {})
@@ -303,7 +340,8 @@ class Table:
         # so its error still comes first) and the schema.
         bad_files = self._file_problem(effective)
         schema_text = self._schema_text(effective) if bad_files is None else None
-        with self._locked():
+        pending, next_failed = None, False
+        with self._locked() as held:
             self.timeline.reload()
             current = self._committable(t)
             if bad_files is not None:
@@ -317,7 +355,10 @@ class Table:
             self.fence.seam("after_checks")  # OCC and keys passed, no completion time yet
             if guard is not None:
                 guard()
-            generated = self.generator.generate_stamped(locked=True)
+            if start_next is None:
+                generated = self.generator.generate_stamped(locked=True)
+            else:
+                generated, upcoming = self.generator.generate_pair(locked=True)
             completion = generated.time
             meta = {
                 **metadata,
@@ -339,6 +380,13 @@ class Table:
             done = self.timeline.complete(
                 current.with_state(INFLIGHT), completion, meta, remove_pending_files=False
             )
+            if start_next is not None:  # its OCC baseline is this completion
+                try:
+                    pending = self._begin(upcoming.time, upcoming.seq, None, start_next)
+                except Exception:  # the completed file is the commit point: it stands
+                    next_failed = True
+        if next_failed:
+            self._last_hold = None  # the next hold reads storage again
         self._started.pop(t, None)
         # After the lock: the completed file is the commit point, and leftover pending files
         # are harmless (the completed state wins on load); so is a stale heartbeat.
@@ -346,7 +394,9 @@ class Table:
             self.timeline.remove_pending(done)
         with contextlib.suppress(OSError):
             self.heartbeats.stop(t)
-        return completion
+        if pending is None:
+            return completion, None
+        return completion, self._started_instant(pending, upcoming.timing, held.wait_ms)
 
     def _committable(self, t: str) -> Instant:
         if self.timeline.is_rolled_back(t):

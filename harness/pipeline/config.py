@@ -35,6 +35,7 @@ class DriverConfig:
     # constant storage latency, applied in the driver and in every executor.
     faults: list[dict[str, Any]] = field(default_factory=list)
     storage_latency_ms: float = 0.0
+    shared_wait: bool = False  # engine.truetime.shared_wait
     compaction_every_s: float = 0.0  # mor tables: the compaction service (0 = off)
     fired_dir: str = ""
     spark_conf: dict[str, str] = field(default_factory=dict)

@@ -86,6 +86,7 @@ class EngineSink:
             state_store=CheckpointStateStore(self.table.storage, COORDINATOR_STATE_DIR),
             epoch_store=self.epochs,
             fault_hook=faults.coordinator_hook,
+            shared_wait=cfg.shared_wait,
         )
         self._restore_pending = restored is not None
         if restored is not None:

@@ -74,6 +74,7 @@ def driver_config(
         event_spec=event_spec(scenario).to_dict(),
         rate=scenario.source.rate.model_dump(mode="json"),
         max_skew_ms=int(eng.truetime.max_skew_ms),
+        shared_wait=eng.truetime.shared_wait,
         commit_ack_timeout_s=eng.commit_ack_timeout_s,
         safety=eng.safety.model_dump(),
         secret=Endpoint.new_secret(),

@@ -107,6 +107,10 @@ class TrueTime(Strict):
     max_skew_ms: LatencyMs = 200
     """The clock uncertainty bound (ms): a new instant time waits it out, so that it is later
     than every earlier one while clocks disagree by at most this much."""
+    shared_wait: bool = False
+    """One wait for two times (not in Hudi): the stream's commit also mints the next
+    instant's requested time, 1 ms after its completion time, under the same lock hold and
+    TrueTime wait (in either instant_mode)."""
 
 
 # The engine's safety switches, one key each (all on by default); the detection table turns
