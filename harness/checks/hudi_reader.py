@@ -40,10 +40,13 @@ import pyarrow.compute as pc
 from harness.checks.result import MAX_LISTED, CheckResult, capped, fail_closed
 
 NAME = "hudi_reader"
-# Reads compared at most, spread evenly (each reads the table twice): about a minute
-# on the shipped scenarios' tables; the counts compared and skipped are in the evidence.
+# Reads compared at most, spread evenly (each read runs on both readers); the counts
+# compared, comparable and skipped are in the evidence.
 MAX_TIME_TRAVEL = 24
 MAX_PULLS = 48
+# Rows a reader reads at most for time travel and pulls together (a pull reads whole file
+# slices): a large table gets fewer reads, never fewer than the snapshot and one of each.
+ROW_BUDGET = 40_000_000
 # hudi-rs's default start of an incremental range (before every instant time).
 EARLIEST = "19700101000000000"
 
@@ -123,6 +126,8 @@ def spread(items: list[Any], limit: int) -> list[Any]:
     """At most `limit` of `items`, evenly spaced, the last one always included."""
     if len(items) <= limit:
         return items
+    if limit == 1:
+        return items[-1:]
     step = (len(items) - 1) / (limit - 1)
     return [items[round(k * step)] for k in range(limit)]
 
@@ -198,16 +203,29 @@ def _different_values(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, A
     return {"count": bad.num_rows, "columns": per_column, "items": items}
 
 
+def read_limits(stored_rows: int) -> tuple[int, int]:
+    """(time-travel points, pulls) to compare on a table that stores `stored_rows`."""
+    reads = max(2, ROW_BUDGET // max(stored_rows, 1))
+    points = min(MAX_TIME_TRAVEL, max(1, reads // 3))
+    return points, min(MAX_PULLS, max(1, reads - points))
+
+
 def hudi_reader(
-    instants: list[Completed], engine: Reads, hudi: Reads, key: str, reader: str = "hudi-rs"
+    instants: list[Completed],
+    engine: Reads,
+    hudi: Reads,
+    key: str,
+    reader: str = "hudi-rs",
+    limits: tuple[int, int] = (MAX_TIME_TRAVEL, MAX_PULLS),
 ) -> CheckResult:
     """Compare the two readers on the snapshot, the comparable time-travel points and
-    incremental pulls. An error of hudi-rs on a read is a disagreement (the engine's table
-    must be readable by Hudi); an error of the engine's own read propagates."""
+    incremental pulls (at most `limits`). An error of hudi-rs on a read is a disagreement
+    (the engine's table must be readable by Hudi); an error of the engine's own read
+    propagates."""
     points, tt_skipped = time_travel_points(instants)
     pulls, pull_skipped = incremental_pulls(instants)
-    chosen_points = spread(points, MAX_TIME_TRAVEL)
-    chosen_pulls = spread(pulls, MAX_PULLS)
+    chosen_points = spread(points, limits[0])
+    chosen_pulls = spread(pulls, limits[1])
     disagreements: list[dict[str, Any]] = []
 
     def compare(where: dict[str, Any], ours: Callable[[], pa.Table], theirs: Callable) -> int:

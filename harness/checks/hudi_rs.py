@@ -11,7 +11,7 @@ from hudi import __version__ as hudi_version
 
 from engine.table import Table
 from engine.timeline.instant import DATA_ACTIONS
-from harness.checks.hudi_reader import EARLIEST, NAME, Completed, hudi_reader
+from harness.checks.hudi_reader import EARLIEST, NAME, Completed, hudi_reader, read_limits
 from harness.checks.result import CheckResult
 
 PROPERTIES = ".hoodie/hoodie.properties"
@@ -141,5 +141,12 @@ def check_table(table: Table) -> CheckResult:
             "invalid",
             {"reader": READER, "table_version": version, "open_error": error},
         )
-    result = hudi_reader(completed_instants(table), EngineReads(table, columns), hudi, key, READER)
+    result = hudi_reader(
+        completed_instants(table),
+        EngineReads(table, columns),
+        hudi,
+        key,
+        READER,
+        read_limits(table.stored_rows()),
+    )
     return CheckResult(NAME, result.verdict, {"table_version": version, **result.evidence})

@@ -13,10 +13,13 @@ from hypothesis import strategies as st
 
 from harness.checks.hudi_reader import (
     EARLIEST,
+    MAX_PULLS,
+    MAX_TIME_TRAVEL,
     Completed,
     diff_rows,
     hudi_reader,
     incremental_pulls,
+    read_limits,
     spread,
     straddling,
     time_travel_points,
@@ -110,6 +113,14 @@ def test_a_log_write_whose_group_got_a_new_base_while_inflight_is_not_comparable
 def test_spread_keeps_the_last_point():
     assert spread(list(range(10)), 4) == [0, 3, 6, 9]
     assert spread([1, 2], 4) == [1, 2]
+    assert spread([1, 2, 3], 1) == [3]
+
+
+def test_a_large_table_gets_fewer_reads_but_at_least_one_of_each():
+    assert read_limits(1000) == (MAX_TIME_TRAVEL, MAX_PULLS)
+    points, pulls = read_limits(4_000_000)  # 10 reads of the whole table
+    assert points + pulls == 10 and points >= 1 and pulls >= 1
+    assert read_limits(10**12) == (1, 1)
 
 
 # --- comparing rows -------------------------------------------------------------------------
