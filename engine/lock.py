@@ -1,7 +1,16 @@
 """Lock providers: in-process, a lease file on the table's storage, and a lease service.
 
 Every provider serialises threads of one process first (a local mutex) and then, for the
-shared kinds, other processes. Leases make a crashed holder's lock breakable.
+shared kinds, other processes. Leases make a crashed holder's lock breakable. The other
+providers users run: engine/lock_storage.py (one lock object, conditional writes) and
+engine/lock_zookeeper.py (ZooKeeper); engine/lock_provider.py builds the chosen one.
+
+What a shared provider gives the table (engine/table/table.py, engine/table/fencing.py):
+`token`, the fencing token of the hold (unique, never reused by another holder, and
+increasing from holder to holder); `on_takeover(old token)`, called by a waiter that
+takes over a lease that ran out, before anything else (the table seals the old holder's
+grant); for fault injection `suspend_renewal(bool)` (a stopped holder renews nothing) and
+`successor(token)` (who took the lock after the hold `token`, None while it is the newest).
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ def default_owner() -> str:
 
 class LockProvider(Protocol):
     holder_id: str
+    token: object  # the fencing token of the current hold (None while not held)
 
     def acquire(self, timeout_s: float | None = None) -> None: ...
 
@@ -125,6 +135,26 @@ class _Renewer:
                     self._renew()
 
 
+class LeaseObserver:
+    """A waiter's view of a lease: held and unchanged (the same version) for `lease_s` on
+    the waiter's own monotonic clock means expired. No wall clock is compared, so clock
+    skew (of the holder or the waiter) cannot make a live lease look expired."""
+
+    def __init__(self, lease_s: float, monotonic: Callable[[], float]) -> None:
+        self.lease_s, self.monotonic = lease_s, monotonic
+        self._observed: tuple[object, float] | None = None  # (version, first seen)
+
+    def expired(self, version: object) -> bool:
+        now = self.monotonic()
+        if self._observed is None or self._observed[0] != version:
+            self._observed = (version, now)  # a change (or a first look): the holder lives
+            return False
+        return now - self._observed[1] >= self.lease_s
+
+    def reset(self) -> None:
+        self._observed = None
+
+
 class FileLock(_LockBase):
     """A lease on the table's storage, kept as a compare-and-swap register.
 
@@ -168,7 +198,7 @@ class FileLock(_LockBase):
         self._acquired: int = 0  # the version this hold began with
         self._released: int = 0  # the free version this object wrote last: a fast re-acquire
         self._kept: str | None = None  # its token, kept by a fast re-acquire
-        self._observed: tuple[int, float] | None = None  # (version, first seen, monotonic)
+        self._observer = LeaseObserver(lease_s, monotonic)
         self._mutex = threading.Lock()  # threads of this process
         self._renew_lock = threading.Lock()  # renewal vs release
         self._renewer = _Renewer(self.renew, lease_s / 3) if renew else None
@@ -253,13 +283,13 @@ class FileLock(_LockBase):
             record = {**record, "token": token}
             version, lease = self.read_lease()
             free = lease is None or lease.get("state") != "held"
-            if not free and not self._expired(version):
+            if not free and not self._observer.expired(version):
                 return False
             if not self._cas(version + 1, record):
                 return False
         self._version, self._acquired, self.token = version + 1, version + 1, token
         self.hold, self.follows = version + 1, follows
-        self._observed = None
+        self._observer.reset()
         if not free and self.on_takeover is not None:
             try:
                 self.on_takeover(lease.get("token"))
@@ -267,13 +297,6 @@ class FileLock(_LockBase):
                 self._give_back()()
                 raise
         return True
-
-    def _expired(self, version: int) -> bool:
-        now = self.monotonic()
-        if self._observed is None or self._observed[0] != version:
-            self._observed = (version, now)  # a change (or a first look): the holder lives
-            return False
-        return now - self._observed[1] >= self.lease_s
 
     def renew(self) -> None:
         with self._renew_lock:
@@ -315,6 +338,17 @@ class FileLock(_LockBase):
                 self._renewer.stop()
             else:
                 self._renewer.start()
+
+    def successor(self, token: object) -> str | None:
+        """Who wrote the lease register after the hold `token` (its new holder, or one
+        that since freed it); None while that hold's record is still the newest."""
+        _, lease = self.read_lease()
+        if lease is None or token is None:
+            return None
+        # A free record is a newer holder's release: a paused holder releases nothing.
+        if lease.get("state") != "free" and lease.get("token") == token:
+            return None
+        return str(lease.get("owner"))
 
     def release(self) -> None:
         if self._renewer:
@@ -452,6 +486,14 @@ class LeaseLock(_LockBase):
     def close(self) -> None:
         """Stop the renewal thread (the lock object is not used afterwards)."""
         self._renewer.close()
+
+    def suspend_renewal(self, suspended: bool) -> None:
+        """Fault injection: a stopped holder renews nothing (as FileLock)."""
+        if self.token is not None:
+            if suspended:
+                self._renewer.stop()
+            else:
+                self._renewer.start()
 
     def release(self) -> None:
         self._renewer.stop()

@@ -11,6 +11,7 @@ import pytest
 from engine.errors import CorruptFileError, LockTimeoutError
 from engine.lock import FileLock, InProcessLock, LeaseLock, LockService
 from engine.storage import Storage
+from tests.unit.engine.lock_helpers import PROVIDERS, ZK_LEASE_S, Rig, zookeeper  # noqa: F401
 
 T0 = 1_700_000_000_000
 
@@ -32,7 +33,107 @@ def test_in_process_lock_is_shared_per_path(tmp_path):
     b.release()
 
 
-def test_file_lock_excludes_other_holders(storage):
+@pytest.fixture(params=PROVIDERS)
+def rig(request, storage) -> Rig:
+    """Real clocks: a live holder keeps its lease (it renews)."""
+    zk = request.getfixturevalue("zookeeper") if request.param == "zookeeper" else None
+    rig = Rig(request.param, storage, zk, lease_s=10.0, stepping=False)
+    yield rig
+    rig.close()
+
+
+@pytest.fixture(params=PROVIDERS)
+def paused_rig(request, storage) -> Rig:
+    """A paused holder's lease runs out at the waiter's second look (ZooKeeper: once the
+    server expired its session)."""
+    zk = request.getfixturevalue("zookeeper") if request.param == "zookeeper" else None
+    rig = Rig(request.param, storage, zk, lease_s=5.0, stepping=True)
+    yield rig
+    rig.close()
+
+
+def test_lock_excludes_other_holders(rig):
+    a, b = rig.lock("a"), rig.lock("b")
+    with a, pytest.raises(LockTimeoutError):
+        b.acquire(0.1)
+    with b, pytest.raises(LockTimeoutError):
+        a.acquire(0.1)
+    a.acquire(1)
+    a.release()
+
+
+def test_tokens_increase_from_holder_to_holder(rig):
+    """Fencing tokens: each new holder's is larger than every earlier holder's."""
+    tokens = []
+    for lock in (rig.lock("a"), rig.lock("b"), rig.lock("c")):
+        with lock:
+            tokens.append(lock.token)
+    if rig.provider == "file":  # FileLock's tokens are unique, not ordered
+        assert len(set(tokens)) == 3
+    else:
+        assert tokens == sorted(tokens) and len(set(tokens)) == 3
+
+
+def test_paused_holders_lease_expires_and_is_taken_over(paused_rig):
+    """A holder that stops renewing (a stopped process) loses the lock to a waiter, which
+    revokes the stale token before anything else."""
+    revoked = []
+    holder = paused_rig.lock("paused")
+    holder.acquire(5)
+    stale = holder.token
+    holder.suspend_renewal(True)
+    waiter = paused_rig.lock("waiter", on_takeover=revoked.append)
+    waiter.acquire(10 * ZK_LEASE_S)
+    assert revoked == [stale] or paused_rig.provider == "service"
+    assert waiter.token != stale
+    if paused_rig.provider != "service":
+        assert holder.successor(stale) == "waiter"
+    holder.suspend_renewal(False)
+    holder.release()  # a late release must not free the new holder's lock
+    other = paused_rig.lock("other")
+    with pytest.raises(LockTimeoutError):
+        other.acquire(0.1 if paused_rig.provider == "zookeeper" else 0)
+    waiter.release()
+
+
+def test_live_holder_renews_its_lease(storage, request):
+    """Three leases long a live holder keeps the lock: only renewal can do that."""
+    for provider in PROVIDERS:
+        zk = request.getfixturevalue("zookeeper") if provider == "zookeeper" else None
+        lease = 2.0 if provider == "zookeeper" else 0.3
+        rig = Rig(provider, storage, zk, lease_s=lease, stepping=False)
+        live, other = rig.lock("live"), rig.lock("other")
+        live.acquire(5)
+        try:
+            with pytest.raises(LockTimeoutError):
+                other.acquire(3 * lease)
+        finally:
+            live.release()
+        other.acquire(5)
+        other.release()
+        rig.close()
+
+
+def test_lock_serialises_threads_of_one_process(rig):
+    lock = rig.lock("p")
+    inside, overlap = [], []
+
+    def work():
+        for _ in range(10):
+            with lock:
+                inside.append(1)
+                overlap.append(len(inside))
+                inside.pop()
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert max(overlap) == 1 and len(overlap) == 30
+
+
+def test_file_lock_names_its_holder(storage):
     a = FileLock(storage, holder_id="a")
     b = FileLock(storage, holder_id="b")
     with a:
@@ -44,7 +145,7 @@ def test_file_lock_excludes_other_holders(storage):
     assert a.holder is None and b.read_lease()[1]["state"] == "free"
 
 
-def test_crashed_holders_lease_expires_and_is_broken(storage):
+def test_crashed_holders_lease_expires_only_after_a_whole_lease(storage):
     crashed = FileLock(storage, holder_id="crashed", lease_s=5, renew=False)
     crashed.acquire(1)  # and never releases
     now = [0.0]
@@ -55,38 +156,6 @@ def test_crashed_holders_lease_expires_and_is_broken(storage):
     other.acquire(1)
     assert other.holder == "other"
     other.release()
-
-
-def test_live_holder_renews_its_lease(storage):
-    live = FileLock(storage, holder_id="live", lease_s=0.3)
-    other = FileLock(storage, holder_id="other", lease_s=0.3)
-    live.acquire(1)
-    try:
-        with pytest.raises(LockTimeoutError):
-            other.acquire(0.9)  # three lease periods: only renewal keeps it
-    finally:
-        live.release()
-    other.acquire(1)
-    other.release()
-
-
-def test_file_lock_serialises_threads_of_one_process(storage):
-    lock = FileLock(storage, holder_id="p")
-    inside, overlap = [], []
-
-    def work():
-        for _ in range(20):
-            with lock:
-                inside.append(1)
-                overlap.append(len(inside))
-                inside.pop()
-
-    threads = [threading.Thread(target=work) for _ in range(3)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert max(overlap) == 1
 
 
 def test_lock_service_leases():
