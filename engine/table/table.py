@@ -31,7 +31,8 @@ from engine.errors import (
 )
 from engine.layout.file_names import DataFile, parse_data_file
 from engine.layout.file_slices import FileSystemView
-from engine.lock import FileLock, LockProvider, default_owner
+from engine.lock import LockProvider, default_owner
+from engine.lock_provider import LockSpec, build_lock
 from engine.storage import Storage
 from engine.table import compaction, rollback
 from engine.table.catalog import Catalog
@@ -85,6 +86,7 @@ class Table:
         *,
         clock: Clock | None = None,
         lock: LockProvider | None = None,
+        lock_spec: LockSpec | None = None,
         safety: Safety | None = None,
         max_skew_ms: int = 200,
         writer_id: str | None = None,
@@ -101,12 +103,13 @@ class Table:
         self.writer_id = writer_id or default_owner()
         # Timeline writes go through the fence (engine/table/fencing.py).
         self.fence = Fence(storage, enabled=self.safety.fencing, claims=self.safety.put_if_absent)
-        # A lock we create is ours to close (its lease-renewal thread); a waiter that takes
-        # over an expired lease revokes its holder's fence grant.
+        # A lock we create (`lock_spec`'s provider, FileLock by default) is ours to close
+        # (its lease renewal, its session); a waiter that takes over an expired lease
+        # revokes its holder's fence grant.
         self._own_lock = (
             None
             if lock
-            else FileLock(storage, holder_id=self.writer_id, on_takeover=self.fence.revoke)
+            else build_lock(lock_spec or LockSpec(), storage, self.writer_id, self.fence.revoke)
         )
         self.lock: LockProvider = lock or self._own_lock
         self.lock_timeout_s = lock_timeout_s
