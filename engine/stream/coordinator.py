@@ -225,14 +225,14 @@ class Coordinator:
 
     def _reserve_next(self, ack_id: int) -> int | None:
         """Shared wait: the checkpoint id whose instant the commits of ACK `ack_id` mint,
-        reserved, or None. It is the one after every instant made or being made (never
-        one a creation is minting on the table already, nor an earlier one, so requested
-        times still ascend with checkpoint ids), and at most ack_id + 1: the instant the
-        next batch (blocking) or the one after it (async) will ask for."""
+        reserved, or None. It is the one after every instant made, and at most ack_id + 1:
+        the instant the next batch (blocking) or the one after it (async) will ask for.
+        None while a creation is on the table: its time and ours could come in either
+        order, and requested times must ascend with checkpoint ids."""
         with self._lock:
-            if self._failure is not None:
+            if self._failure is not None or self._minting:
                 return None
-            target = max([ack_id - 1, *self._instants, *self._minting]) + 1
+            target = max([ack_id - 1, *self._instants]) + 1
             if target > ack_id + 1:
                 return None
             self._reserved.add(target)

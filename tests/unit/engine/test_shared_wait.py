@@ -5,6 +5,8 @@ hold through a storage hook; the generation order is judged by the timeline chec
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from engine.clock import ManualClock, format_instant
@@ -156,6 +158,38 @@ def test_a_stream_waits_once_per_commit_with_shared_wait_twice_without(tmp_path,
         assert len(sleeps) == 2 * batches
         assert not [c for c in created if "minted_by_commit" in c]
     h.assert_exactly_once()
+    result = timeline(_timeline_instants(h.table), None, _last_generated(h.table))
+    assert result.verdict == "valid", result.evidence
+    h.coordinator.close()
+    h.table.close()
+
+
+def test_a_commit_does_not_mint_while_a_creation_is_on_its_way_to_the_table(tmp_path):
+    """A creation past its checks but not yet under the table lock, and an ACK's commit:
+    had the commit minted the instant after it, the two requested times could come in
+    either order; the commit mints nothing then, and requested times ascend with
+    checkpoint ids."""
+    h, _ = _harness(tmp_path, "async", True)
+    h.run_batch()  # ACK 0 commits checkpoint -1 and mints checkpoint 0
+    h.run_batch(ack=False)  # batch 1 wrote checkpoint 0
+    gate, reached = threading.Event(), threading.Event()
+    start = h.table.start_instant
+
+    def gated(*args, **kwargs):
+        reached.set()
+        assert gate.wait(10)
+        return start(*args, **kwargs)
+
+    h.table.start_instant = gated
+    h.coordinator.request_instant(1, -1, 0.0)  # checkpoint 1's creation, on its way
+    assert reached.wait(10)
+    h.checkpoint_complete(1)  # commits checkpoint 0 while that creation waits
+    gate.set()
+    assert h.coordinator.request_instant(1, -1, 10.0)["status"] == "READY"
+    created = h.recorder.of_kind("instant_created")
+    assert [c["checkpoint_id"] for c in created if "minted_by_commit" in c] == [0]
+    by_ckp = sorted((c["checkpoint_id"], c["instant"]) for c in created)
+    assert [t for _, t in by_ckp] == sorted(t for _, t in by_ckp)
     result = timeline(_timeline_instants(h.table), None, _last_generated(h.table))
     assert result.verdict == "valid", result.evidence
     h.coordinator.close()
