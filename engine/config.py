@@ -29,6 +29,11 @@ class Safety:
     # Hudi 1.1 keeps blocking instant generation for COW upserts (#13464): an async
     # writer's merge would read a base file whose instant has not committed yet.
     cow_upsert_blocking: bool = True
+    # Hudi's markers: every data file is recorded before it is written, and the files of an
+    # instant that its commit does not list (failed attempts, superseded flushes, temp
+    # files) are deleted before it completes (engine/table/markers.py). Off: they stay, and
+    # a reader that lists storage sees them.
+    markers: bool = True
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -126,7 +126,7 @@ def pending_stream_instants(table: Table) -> list[tuple[str, int]]:
     out = []
     for inst in table.pending_instants():
         # The requested file holds the metadata; reading an (empty) inflight file raises.
-        ckp = table.timeline.read_metadata(inst.with_state(REQUESTED)).get(STREAM_TAG)
+        ckp = table.timeline.read_metadata(inst.with_state(REQUESTED)).extra.get(STREAM_TAG)
         if ckp is not None:
             out.append((inst.requested_time, int(ckp)))
     return sorted(out)

@@ -38,14 +38,14 @@ class Catalog:
         files = self._files.get(key)
         if files is None:
             meta = self.timeline.read_metadata(instant)
-            files = [parse_data_file(s["file_name"]) for s in meta.get("stats", [])]
+            files = [parse_data_file(s.file_name) for s in meta.stats]
             self._files[key] = files
         return files
 
     def planned_file_ids(self, compaction: Instant) -> list[str]:
         ids = self._plans.get(compaction.requested_time)
         if ids is None:
-            plan = self.timeline.read_metadata(compaction).get("plan", [])
+            plan = self.timeline.read_metadata(compaction).compaction_plan or []
             ids = self._plans[compaction.requested_time] = [p["file_id"] for p in plan]
         return ids
 

@@ -1,7 +1,9 @@
 """MOR compaction: schedule (plan + REQUESTED compaction instant) and run (merge, complete).
 
 The compaction's requested time starts a new slice in every planned file group, so logs
-that complete after it was scheduled are kept on top of the new base.
+that complete after it was scheduled are kept on top of the new base. As in Hudi 1.x it
+is requested as `<t>.compaction.requested`, runs as `<t>.compaction.inflight` and
+completes as a commit, `<t>_<c>.commit` (`compacted` set in its commit metadata).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from engine.errors import EngineError, InstantStateError
 from engine.layout.file_names import BASE, base_file_name
 from engine.table.merge import concat, drop_deleted, last_per_key
 from engine.table.stats import WriteStat
+from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import INFLIGHT, REQUESTED, Instant
-from engine.timeline.sequence import COMPLETION_SEQ, REQUESTED_SEQ
 
 if TYPE_CHECKING:
     from engine.table.table import Table
@@ -46,7 +48,7 @@ def schedule(table: Table) -> Instant | None:
         if not plan:
             return None
         generated = table.generator.generate_stamped(locked=True)
-        meta = {"plan": plan, REQUESTED_SEQ: generated.seq}
+        meta = CommitMetadata(requested_seq=generated.seq, compaction_plan=plan)
         return table.timeline.create_requested("compaction", generated.time, meta)
 
 
@@ -56,7 +58,7 @@ def run(table: Table, t: str) -> str:
     if instant is None or instant.action != "compaction" or instant.is_completed:
         raise InstantStateError(f"{t} is not a pending compaction")
     requested = table.timeline.read_metadata(instant.with_state(REQUESTED))
-    plan = requested["plan"]
+    plan = requested.compaction_plan or []
     if instant.state == REQUESTED:
         with table._locked():
             instant = table.timeline.transition_to_inflight(instant)
@@ -91,15 +93,13 @@ def run(table: Table, t: str) -> str:
             raise InstantStateError(f"compaction {t} was completed or removed meanwhile")
         generated = table.generator.generate_stamped(locked=True)
         completion = generated.time
-        meta = {
-            "writer_id": table.writer_id,
-            REQUESTED_SEQ: requested.get(REQUESTED_SEQ),
-            COMPLETION_SEQ: generated.seq,
-            "operation": "compact",
-            "stats": [s.to_dict(with_keys=False) for s in stats],
-            "compacted": [n for e in plan for n in ([e["base"]] if e["base"] else []) + e["logs"]],
-            "file_groups": sorted(e["file_id"] for e in plan),
-            "num_files": len(stats),
-        }
+        meta = CommitMetadata(
+            stats=stats,
+            operation="compact",
+            writer_id=table.writer_id,
+            requested_seq=requested.requested_seq,
+            completion_seq=generated.seq,
+            compacted=[n for e in plan for n in ([e["base"]] if e["base"] else []) + e["logs"]],
+        )
         table.timeline.complete(current.with_state(INFLIGHT), completion, meta)
     return completion

@@ -5,13 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import CorruptInstantError, InstantClaimedError, RollbackError
+from engine.timeline.commit_metadata import CommitMetadata, RollbackRecord
 from engine.timeline.instant import COMPLETED, INFLIGHT, Instant
-from engine.timeline.sequence import (
-    COMPLETION_SEQ,
-    REQUESTED_SEQ,
-    ROLLED_BACK_GENERATED,
-    generated_times,
-)
+from engine.timeline.sequence import generated_times
 
 if TYPE_CHECKING:
     from engine.table.table import Table
@@ -37,13 +33,12 @@ def rollback(table: Table, t: str, force: bool) -> Instant | None:
         generated = table.generator.generate_stamped(locked=True)
         if current.is_pending:
             _claim(table, t)
-        plan = {
-            "rolled_back": t,
-            "action": current.action,
-            "state": current.state,
-            REQUESTED_SEQ: generated.seq,
-            ROLLED_BACK_GENERATED: _generated_by(table, current),
-        }
+        plan = CommitMetadata(
+            requested_seq=generated.seq,
+            rollback=RollbackRecord(
+                t, current.action, current.state, _generated_by(table, current)
+            ),
+        )
         rb = timeline.create_requested("rollback", generated.time, plan)
         done = _finish(table, rb, current, plan)
     table.heartbeats.stop(t)
@@ -65,11 +60,11 @@ def _generated_by(table: Table, target: Instant) -> list[dict[str, Any]]:
     try:
         meta = table.timeline.read_metadata(target)
     except (OSError, CorruptInstantError):
-        meta = {}  # unnumbered: a checker counts the order evidence as partial
+        meta = None  # unnumbered: a checker counts the order evidence as partial
     return generated_times(target, meta)
 
 
-def _finish(table: Table, rb: Instant, target: Instant, plan: dict[str, Any]) -> Instant:
+def _finish(table: Table, rb: Instant, target: Instant, plan: CommitMetadata) -> Instant:
     """Delete the target's data files, complete the rollback, then drop the target."""
     deleted = []
     for f in table.data_files():
@@ -77,15 +72,18 @@ def _finish(table: Table, rb: Instant, target: Instant, plan: dict[str, Any]) ->
             table.storage.delete(f.name, missing_ok=True)
             deleted.append(f.name)
     generated = table.generator.generate_stamped(locked=True)
-    meta = {
-        "rolled_back": target.requested_time,
-        "action": target.action,
-        "state": target.state,
-        "deleted_files": deleted,
-        REQUESTED_SEQ: plan.get(REQUESTED_SEQ),
-        COMPLETION_SEQ: generated.seq,
-        ROLLED_BACK_GENERATED: plan.get(ROLLED_BACK_GENERATED),
-    }
+    planned = plan.rollback
+    meta = CommitMetadata(
+        requested_seq=plan.requested_seq,
+        completion_seq=generated.seq,
+        rollback=RollbackRecord(
+            target.requested_time,
+            target.action,
+            target.state,
+            planned.generated if planned is not None else None,
+            deleted,
+        ),
+    )
     done = table.timeline.complete(rb, generated.time, meta)
     if target.state == COMPLETED:
         table.timeline.remove_completed(target)
@@ -123,6 +121,8 @@ def _resume(table: Table, rb: Instant) -> None:
         if timeline.get(rb.requested_time) != rb:
             return
         plan = timeline.read_metadata(rb)
-        target_time = plan["rolled_back"]
+        if plan.rollback is None:
+            raise CorruptInstantError(rb.file_name, "a rollback plan without its target")
+        target_time = plan.rollback.rolled_back
         target = timeline.get(target_time) or Instant(target_time, "commit", INFLIGHT)
         _finish(table, rb, target, plan)

@@ -1,8 +1,8 @@
 """Table: create/open, instant lifecycle (start, write, commit, rollback), reads.
 
 Layout under the table path:
-  .hoodie/hoodie.properties      config (+ schema) as JSON
-  .hoodie/timeline/              active timeline; history/ holds the archived LSM timeline
+  .hoodie/hoodie.properties      Hudi table properties (key=value) + the engine's config
+  .hoodie/timeline/              active timeline (Hudi layout 2); history/: archived LSM
   .hoodie/.heartbeat/<instant>   writer heartbeats
   .hoodie/.lock                  FileLock lease (default lock provider)
   .hoodie/.truetime              last generated time and sequence number (all processes)
@@ -41,36 +41,27 @@ from engine.table.fencing import Fence
 from engine.table.file_cache import FileCache
 from engine.table.heartbeat import HEARTBEAT_DIR, Heartbeats
 from engine.table.merge import META_COLUMNS
-from engine.table.properties import decode_schema, encode_schema, read_properties, write_properties
+from engine.table.properties import (
+    avro_schema_of,
+    decode_schema,
+    encode_schema,
+    read_properties,
+    table_name,
+    write_properties,
+)
 from engine.table.reads import read_incremental, read_view
 from engine.table.stats import WriteStat
 from engine.table.transaction import Transaction
 from engine.table.writer import FileWriter
 from engine.timeline.active import TIMELINE_DIR, ActiveTimeline
 from engine.timeline.archive import HISTORY_DIR
+from engine.timeline.commit_metadata import CommitMetadata, reserved_keys
 from engine.timeline.instant import DATA_ACTIONS, INFLIGHT, Instant
-from engine.timeline.sequence import COMPLETION_SEQ, REQUESTED_SEQ, StoredLastGenerated
-from engine.timeline.sequence import KEYS as SEQUENCE_KEYS
+from engine.timeline.sequence import REQUESTED_SEQ, StoredLastGenerated
 from engine.truetime import InstantTimeGenerator, InstantTiming
 
 # Keys the engine writes into commit metadata; caller metadata may not override them.
-RESERVED_KEYS = frozenset(
-    {
-        "writer_id",
-        "operation",
-        "occ_baseline",
-        "stats",
-        "superseded",
-        "num_files",
-        "num_writes",
-        "num_deletes",
-        "num_inserts",
-        "file_groups",
-        "schema",
-        "fence",
-        *SEQUENCE_KEYS,
-    }
-)
+RESERVED_KEYS = reserved_keys()
 
 
 def _time_of(instant: Instant | str) -> str:
@@ -115,7 +106,10 @@ class Table:
         self.lock_timeout_s = lock_timeout_s
         self._declared_schema = schema
         self._learned_schema: pa.Schema | None = None
-        self.timeline = ActiveTimeline(storage, self.safety)
+        # Merge-on-read data instants are deltacommits: a completed commit is a compaction.
+        self.timeline = ActiveTimeline(
+            storage, self.safety, compaction_commits=config.table_type == "mor"
+        )
         self.timeline.fence = self.fence
         self.catalog = Catalog(storage, self.timeline, self.safety, FileCache(cache_bytes))
         self.generator = InstantTimeGenerator(
@@ -194,7 +188,7 @@ class Table:
         if self._learned_schema is None:  # schemas do not evolve: learn it once
             for instant in reversed(self.timeline.completed(include_archived=True)):
                 if instant.action in DATA_ACTIONS:
-                    text = self.timeline.read_metadata(instant).get("schema")
+                    text = self.timeline.read_metadata(instant).arrow_schema
                     if text:
                         self._learned_schema = decode_schema(text)
                         break
@@ -244,6 +238,11 @@ class Table:
     ) -> tuple[Instant, dict[str, Any]]:
         """REQUESTED then INFLIGHT for time `t` (under the table lock)."""
         action = action or ("commit" if self.config.table_type == "cow" else "deltacommit")
+        if action == "commit" and self.config.table_type == "mor":
+            raise EngineError(
+                "a mor table writes deltacommits: in Hudi a completed commit of a mor table is"
+                " a compaction"
+            )
         meta = {
             **(metadata or {}),
             "writer_id": self.writer_id,
@@ -350,7 +349,7 @@ class Table:
             if bad_files is not None:
                 raise bad_files
             requested = self._requested_meta(current)
-            baseline = requested.get("occ_baseline")
+            baseline = requested.occ_baseline
             if self.safety.occ:
                 check_occ(self.catalog, t, baseline, effective)
             if self.safety.pk_check:
@@ -363,23 +362,19 @@ class Table:
             else:
                 generated, upcoming = self.generator.generate_pair(locked=True)
             completion = generated.time
-            meta = {
-                **metadata,
-                "writer_id": self.writer_id,
-                REQUESTED_SEQ: requested.get(REQUESTED_SEQ),
-                COMPLETION_SEQ: generated.seq,
-                "operation": ",".join(sorted({s.op for s in effective})),
-                "occ_baseline": baseline,
-                "stats": [s.to_dict(with_keys=False) for s in effective],
-                "superseded": superseded,
-                "file_groups": sorted({s.file_id for s in effective}),
-                "num_files": len(effective),
-                "num_writes": sum(s.num_writes for s in effective),
-                "num_deletes": sum(s.num_deletes for s in effective),
-                "num_inserts": sum(s.num_inserts or 0 for s in effective),
-                "schema": schema_text,
-                "fence": self.fence.token,  # the epoch / lock token this commit was made under
-            }
+            meta = CommitMetadata(
+                stats=effective,
+                operation=",".join(sorted({s.op for s in effective})),
+                writer_id=self.writer_id,
+                requested_seq=requested.requested_seq,
+                completion_seq=generated.seq,
+                occ_baseline=baseline,
+                superseded=superseded,
+                arrow_schema=schema_text,
+                avro_schema=avro_schema_of(schema_text, table_name(self.storage)),
+                fence=self.fence.token,  # the epoch / lock token this commit was made under
+                extra=metadata,
+            )
             done = self.timeline.complete(
                 current.with_state(INFLIGHT), completion, meta, remove_pending_files=False
             )
@@ -417,11 +412,11 @@ class Table:
             )
         return current
 
-    def _requested_meta(self, current: Instant) -> dict[str, Any]:
+    def _requested_meta(self, current: Instant) -> CommitMetadata:
         """What the requested file says (OCC baseline, requested sequence): from memory for
         our own instants, else read once (an instant this process adopted)."""
         if current.requested_time in self._started:
-            return self._started[current.requested_time]
+            return CommitMetadata.from_dict(self._started[current.requested_time])
         return self.timeline.read_metadata(current)
 
     def _file_problem(self, stats: list[WriteStat]) -> CorruptFileError | None:
@@ -491,7 +486,7 @@ class Table:
             entries = []
             for i in movable:
                 self.catalog.files_of(i)  # keep the parsed file list cached
-                raw = self.storage.read_bytes(f"{TIMELINE_DIR}/{i.file_name}").decode()
+                raw = self.storage.read_bytes(f"{TIMELINE_DIR}/{i.file_name}")
                 self.timeline.read_metadata(i)  # raises CorruptInstantError if broken
                 entries.append((i, raw))
             self.timeline.archive.append(entries)

@@ -24,6 +24,7 @@ from engine.layout.file_slices import FileSystemView
 from engine.layout.index import DynamicIndex, Route, bucket_file_id, route_bucket
 from engine.storage import Storage
 from engine.table.catalog import Catalog
+from engine.table.markers import APPEND, CREATE, MERGE, Markers
 from engine.table.merge import (
     META_COLUMNS,
     add_meta,
@@ -80,13 +81,21 @@ def conform(records: pa.Table, schema: pa.Schema | None, key: str, op: str) -> p
 
 
 class FileWriter:
-    def __init__(self, storage: Storage, catalog: Catalog, config: TableConfig, writer_id: str):
+    def __init__(
+        self,
+        storage: Storage,
+        catalog: Catalog,
+        config: TableConfig,
+        writer_id: str,
+        markers: Markers | None = None,
+    ):
         self.storage, self.catalog, self.config, self.writer_id = (
             storage,
             catalog,
             config,
             writer_id,
         )
+        self.markers = markers or Markers(storage, enabled=False)  # recorded before each write
         self._pool = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1))
         self._index: tuple[FileSystemView, DynamicIndex] | None = None
 
@@ -170,6 +179,7 @@ class FileWriter:
         fid = f"ap-{uuid.uuid4().hex[:12]}"
         table = add_meta(records, instant, False)
         name = base_file_name(fid, token, instant)
+        self.markers.create(instant, name, CREATE)
         size = self.storage.write_parquet(name, table)
         self.catalog.cache.put(name, table)
         new_keys = records.column(self.config.key_field).to_pylist() if self._tracks_new() else None
@@ -215,6 +225,7 @@ class FileWriter:
             deletes = hits if op == "delete" else 0
         name = base_file_name(fid, token, instant)
         self._check_new_name(name, before)
+        self.markers.create(instant, name, MERGE if prev is not None else CREATE)
         size = self.storage.write_parquet(name, merged)
         self.catalog.cache.put(name, merged)
         return WriteStat(
@@ -246,6 +257,7 @@ class FileWriter:
         version = 1 + sum(s.kind == LOG for s in before)
         name = log_file_name(fid, instant, version, token)
         self._check_new_name(name, before)
+        self.markers.create(instant, name, APPEND)
         table = add_meta(rows, instant, op == "delete")
         size = self.storage.write_parquet(name, table)
         self.catalog.cache.put(name, table)

@@ -1,41 +1,36 @@
 """The active timeline: instant files in `.hoodie/timeline/`, loaded by listing.
 
-Transitions: create_requested (put-if-absent) -> inflight -> complete (completed file
-with JSON metadata, then the pending files are removed). Queries transparently consult
-the archived timeline for instants that were moved there.
+Transitions: create_requested (put-if-absent; the engine's JSON) -> inflight (empty) ->
+complete (Hudi's Avro `HoodieCommitMetadata`, then the pending files are removed). Queries
+transparently consult the archived timeline for instants that were moved there. A
+compaction completes as Hudi's `commit` action (`<t>_<c>.commit`); in a merge-on-read
+table (`compaction_commits`) a completed `commit` is read back as the compaction it is.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from engine.config import Safety
 from engine.errors import CorruptInstantError, InstantExistsError
 from engine.storage import Storage
 from engine.timeline.archive import ArchivedTimeline
+from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import COMPLETED, INFLIGHT, REQUESTED, Instant, parse_file_name
 
 TIMELINE_DIR = ".hoodie/timeline"
 _RANK = {REQUESTED: 0, INFLIGHT: 1, COMPLETED: 2}
+MetadataLike = CommitMetadata | Mapping[str, Any]
 
 
-def encode_metadata(metadata: dict[str, Any]) -> bytes:
-    return json.dumps(metadata, separators=(",", ":"), default=str).encode()
-
-
-def decode_metadata(data: bytes | str, file: str) -> dict[str, Any]:
-    if not data:
-        raise CorruptInstantError(file, "empty file (torn write?)")
-    try:
-        meta = json.loads(data)
-    except ValueError as e:
-        raise CorruptInstantError(file, f"not valid JSON ({e})") from None
-    if not isinstance(meta, dict):
-        raise CorruptInstantError(file, "metadata is not a JSON object")
-    return meta
+def _typed(metadata: MetadataLike | None) -> CommitMetadata:
+    """A flat dict (CommitMetadata.to_dict's form) is read as the model it describes."""
+    if isinstance(metadata, CommitMetadata):
+        return metadata
+    return CommitMetadata.from_dict(dict(metadata or {}))
 
 
 class ActiveTimeline:
@@ -44,8 +39,11 @@ class ActiveTimeline:
         storage: Storage,
         safety: Safety | None = None,
         archive: ArchivedTimeline | None = None,
+        compaction_commits: bool = False,
     ) -> None:
         self.storage, self.safety = storage, safety or Safety()
+        # Merge-on-read: data instants are deltacommits, so a completed commit is a compaction.
+        self.compaction_commits = compaction_commits
         self.archive = archive or ArchivedTimeline(storage)
         self._lock = threading.RLock()
         self._parsed: dict[str, Instant | None] = {}
@@ -53,7 +51,7 @@ class ActiveTimeline:
         self._duplicates: dict[str, list[Instant]] = {}
         self._completed: list[Instant] = []
         self._pending: list[Instant] = []
-        self._meta: dict[str, dict[str, Any]] = {}  # completed file name -> metadata
+        self._meta: dict[str, CommitMetadata] = {}  # completed file name -> metadata
         self._rollback_targets: dict[str, str] = {}  # rollback requested time -> target
         self._pins = 0  # > 0 while this process holds the table lock
         self._pinned_fresh = False  # reloaded since the lock was taken
@@ -88,7 +86,10 @@ class ActiveTimeline:
                 return self
             names = self.storage.list(TIMELINE_DIR)
             parsed = {
-                n: self._parsed[n] if n in self._parsed else parse_file_name(n) for n in names
+                n: self._parsed[n]
+                if n in self._parsed
+                else parse_file_name(n, self.compaction_commits)
+                for n in names
             }
             self._parsed = parsed
             by_time: dict[str, Instant] = {}
@@ -202,12 +203,15 @@ class ActiveTimeline:
     def _rollback_target(self, instant: Instant) -> str:
         target = self._rollback_targets.get(instant.requested_time)
         if target is None:
-            target = self.read_metadata(instant)["rolled_back"]
+            record = self.read_metadata(instant).rollback
+            if record is None:
+                raise CorruptInstantError(instant.file_name, "a rollback without its target")
+            target = record.rolled_back
             self._rollback_targets[instant.requested_time] = target
         return target
 
-    def read_metadata(self, instant: Instant | str) -> dict[str, Any]:
-        """The JSON metadata of an instant (completed file, or its pending file)."""
+    def read_metadata(self, instant: Instant | str) -> CommitMetadata:
+        """An instant's metadata: its completed file (Avro), else its requested file (JSON)."""
         if isinstance(instant, str):
             found = self.get(instant)
             if found is None:
@@ -218,14 +222,18 @@ class ActiveTimeline:
         if cached is not None:
             return cached
         if instant.is_completed and instant.requested_time not in self._by_time:
-            meta = decode_metadata(
-                self.archive.metadata_json(instant.requested_time), f"archived instant {name}"
+            meta = CommitMetadata.from_avro_bytes(
+                self.archive.metadata_bytes(instant.requested_time), f"archived instant {name}"
             )
         else:
             if instant.state == INFLIGHT:  # inflight files are written empty: no metadata
                 return self.read_metadata(instant.with_state(REQUESTED))
             path = f"{TIMELINE_DIR}/{name}"
-            meta = decode_metadata(self.storage.read_bytes(path), self.storage.full_path(path))
+            data, file = self.storage.read_bytes(path), self.storage.full_path(path)
+            if instant.is_completed:
+                meta = CommitMetadata.from_avro_bytes(data, file)
+            else:
+                meta = CommitMetadata.from_json_bytes(data, file)
         if instant.is_completed:  # immutable: cache
             self._meta[name] = meta
         return meta
@@ -233,7 +241,7 @@ class ActiveTimeline:
     # -- transitions (callers hold the table lock) ----------------------------------------
 
     def create_requested(
-        self, action: str, requested_time: str, metadata: dict[str, Any] | None = None
+        self, action: str, requested_time: str, metadata: MetadataLike | None = None
     ) -> Instant:
         """Create `<t>.<action>.requested`.
 
@@ -241,7 +249,7 @@ class ActiveTimeline:
         InstantExistsError; without it the file is silently overwritten."""
         instant = Instant(requested_time, action, REQUESTED)
         path = f"{TIMELINE_DIR}/{instant.file_name}"
-        data = encode_metadata(metadata or {})
+        data = _typed(metadata).to_json_bytes()
         if not self.safety.put_if_absent:
             self._write(path, data, exclusive=False)  # last writer silently wins
             self._put(instant)
@@ -281,14 +289,15 @@ class ActiveTimeline:
         self,
         instant: Instant,
         completion_time: str,
-        metadata: dict[str, Any],
+        metadata: MetadataLike,
         remove_pending_files: bool = True,
     ) -> Instant:
         """Write the completed file atomically, then remove the pending files (unless the
         caller does that itself: after releasing the table lock, say)."""
         done = instant.with_state(COMPLETED, completion_time)
         path = f"{TIMELINE_DIR}/{done.file_name}"
-        data = encode_metadata(metadata)
+        metadata = _typed(metadata)
+        data = metadata.to_avro_bytes()
         exclusive = self.safety.put_if_absent
         try:
             # The claim keyed by the requested time alone: a second completion fails.

@@ -31,7 +31,8 @@ def set_up_table(scenario: Scenario, paths: RunPaths) -> None:
             max_skew_ms=0,
             writer_id="setup",
         )
-        instant = table.start_instant(action="commit", metadata={"purpose": "opening balances"})
+        # The table's data action (a mor table's commits are compactions, as in Hudi).
+        instant = table.start_instant(metadata={"purpose": "opening balances"})
         stats = table.write_files(
             instant, opening_balances(event_spec(scenario)), op="upsert", write_token="setup"
         )

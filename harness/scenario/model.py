@@ -140,6 +140,9 @@ SAFETY_DOCS = {
     "verify_writes": "A data file that did not land whole on storage fails its write.",
     "cow_upsert_blocking": "COW upserts generate instants in blocking mode, as Hudi 1.1 does "
     "(an async merge would read a base file whose instant has not committed).",
+    "markers": "Every data file is recorded by a marker first; files of an instant that its "
+    "commit does not list (failed attempts, superseded flushes, temp files) are deleted before "
+    "it completes, so a reader that lists storage sees exactly the committed files.",
 }
 SafetySpec = create_model(
     "SafetySpec",

@@ -89,8 +89,9 @@ def test_uncommitted_and_orphan_files_are_never_read(make_table):
     assert t.snapshot().num_rows == 0  # nothing is visible before commit
     t.commit(i, retried)
     assert as_dict(t.snapshot()) == {1: 10, 2: 20}
-    orphans = {f.name for f in t.orphan_files()}
-    assert orphans == {s.file_name for s in crashed}
+    # The crashed attempt's files are never read, and its markers had them deleted before
+    # the instant completed (tests/unit/engine/test_markers.py: kept with markers off).
+    assert crashed and t.orphan_files() == []
 
 
 def test_commit_refuses_missing_or_torn_files(make_table):
