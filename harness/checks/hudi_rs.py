@@ -11,13 +11,15 @@ from hudi import __version__ as hudi_version
 
 from engine.table import Table
 from engine.timeline.instant import DATA_ACTIONS
-from harness.checks.hudi_reader import EARLIEST, NAME, Completed, hudi_reader, read_limits
+from harness.checks.hudi_reader import NAME, Completed, hudi_reader, read_limits
 from harness.checks.result import CheckResult
 
 PROPERTIES = ".hoodie/hoodie.properties"
 # Actions whose files a snapshot reads (a compaction completes as Hudi's `commit`).
 VIEW_ACTIONS = (*DATA_ACTIONS, "compaction")
 READER = f"hudi-rs {hudi_version}"
+# hudi-rs's default start of an incremental range (before every instant time).
+EARLIEST = "19700101000000000"
 
 
 def compared_columns(schema: pa.Schema | None, key: str) -> list[str]:
@@ -57,12 +59,12 @@ class EngineReads:
     def as_of(self, time: str) -> pa.Table:
         return self.table.as_of(time, columns=self.columns)
 
-    def incremental(self, begin: str | None, end: str) -> pa.Table:
+    def incremental(self, begin: str | None, end: str | None) -> pa.Table:
         return self.table.incremental(begin, end, columns=self.columns)
 
 
 class HudiReads:
-    """hudi-rs's reads; time travel and incremental ranges are by requested time."""
+    """hudi-rs's reads: time travel by requested time, incremental pulls by completion time."""
 
     def __init__(self, uri: str, columns: list[str]) -> None:
         self.hudi = HudiTableBuilder.from_base_uri(uri).build()
@@ -83,36 +85,20 @@ class HudiReads:
     def as_of(self, time: str) -> pa.Table:
         return self._read(self._options().with_as_of_timestamp(time))
 
-    def incremental(self, begin: str | None, end: str) -> pa.Table:
-        options = (
-            self._options()
-            .with_query_type(HudiQueryType.Incremental)
-            .with_start_timestamp(begin or EARLIEST)
-            .with_end_timestamp(end)
-        )
-        return self._read(options)
+    def incremental(self, begin: str | None, end: str | None) -> pa.Table:
+        """(begin, end]; no end: up to the latest commit."""
+        options = self._options().with_query_type(HudiQueryType.Incremental)
+        options = options.with_start_timestamp(begin or EARLIEST)
+        return self._read(options if end is None else options.with_end_timestamp(end))
 
 
 def completed_instants(table: Table) -> list[Completed]:
-    """The table's completed instants whose files a reader reads, with the file groups
-    each wrote base and log files in."""
-    timeline = table.timeline.reload()
-    out = []
-    for i in timeline.completed(include_archived=True):
-        if i.action not in VIEW_ACTIONS:
-            continue
-        files = table.catalog.files_of(i)
-        out.append(
-            Completed(
-                requested=i.requested_time,
-                completed=i.completion_time,
-                action=i.action,
-                data=i.action in DATA_ACTIONS,
-                base_groups=frozenset(f.file_id for f in files if f.kind == "base"),
-                log_groups=frozenset(f.file_id for f in files if f.kind == "log"),
-            )
-        )
-    return out
+    """The table's completed instants whose files a reader reads."""
+    return [
+        Completed(i.requested_time, i.completion_time, i.action, data=i.action in DATA_ACTIONS)
+        for i in table.timeline.reload().completed(include_archived=True)
+        if i.action in VIEW_ACTIONS
+    ]
 
 
 def check_table(table: Table) -> CheckResult:

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.checks.hudi_reader import (
-    EARLIEST,
     MAX_PULLS,
     MAX_TIME_TRAVEL,
     Completed,
@@ -31,15 +30,8 @@ def t(n: int) -> str:
     return f"2026010100{n:07d}"
 
 
-def inst(req: int, comp: int, action="deltacommit", base=(), log=()) -> Completed:
-    return Completed(
-        t(req),
-        t(comp),
-        action,
-        data=action != "compaction",
-        base_groups=frozenset(base),
-        log_groups=frozenset(log),
-    )
+def inst(req: int, comp: int, action="deltacommit") -> Completed:
+    return Completed(t(req), t(comp), action, data=action != "compaction")
 
 
 # --- which time-travel points compare -----------------------------------------------------
@@ -88,26 +80,18 @@ def test_the_condition_is_exactly_where_the_two_semantics_select_the_same_instan
     assert max(i.completed for i in instants) in points  # the snapshot always compares
 
 
-# --- which incremental pulls compare --------------------------------------------------------
+# --- incremental pulls ---------------------------------------------------------------------
 
 
-def test_each_pull_selects_one_instant_by_completion_and_by_requested_time():
+def test_one_pull_per_data_instant_between_consecutive_completion_times():
     a, b, c = inst(1, 5), inst(2, 3), inst(6, 7)
-    pulls, skipped = incremental_pulls([a, b, c])
-    assert skipped == []
-    by_instant = {p.instant: p for p in pulls}
-    assert by_instant[t(2)].engine == (None, t(3)) and by_instant[t(2)].hudi == (t(1), t(2))
-    assert by_instant[t(1)].engine == (t(3), t(5)) and by_instant[t(1)].hudi == (EARLIEST, t(1))
-    assert by_instant[t(6)].engine == (t(5), t(7)) and by_instant[t(6)].hudi == (t(2), t(6))
-
-
-def test_a_log_write_whose_group_got_a_new_base_while_inflight_is_not_comparable():
-    log = inst(1, 5, log={"fg1"})
-    compaction = inst(3, 4, action="compaction", base={"fg1"})
-    elsewhere = inst(2, 6, log={"fg2"})  # a compaction of another group: comparable
-    pulls, skipped = incremental_pulls([log, compaction, elsewhere])
-    assert skipped == [{"instant": t(1), "new_base_while_inflight": [t(3)]}]
-    assert [p.instant for p in pulls] == [t(2)]  # the compaction itself is no data pull
+    compaction = inst(4, 6, action="compaction")
+    pulls = incremental_pulls([a, b, c, compaction])
+    assert [(p.instant, p.begin, p.end) for p in pulls] == [
+        (t(2), None, t(3)),
+        (t(1), t(3), t(5)),
+        (t(6), t(6), t(7)),  # after the compaction's completion: no pull of its own
+    ]
 
 
 def test_spread_keeps_the_last_point():
@@ -157,8 +141,9 @@ def test_a_missing_column_is_an_error():
 
 @dataclass
 class ModelReads:
-    """Rows per instant (key -> value), read by completion time (the engine) or by
-    requested time (hudi-rs); `tamper` changes what one reader returns."""
+    """Rows per instant (key -> value); time travel by completion time (the engine) or by
+    requested time (hudi-rs), pulls by completion time; `tamper` changes what one reader
+    returns."""
 
     instants: list[Completed]
     writes: dict[str, dict[int, int]]
@@ -184,9 +169,8 @@ class ModelReads:
         return self._rows([i for i in self.instants if getattr(i, field) <= time])
 
     def incremental(self, begin: str | None, end: str) -> pa.Table:
-        field = "requested" if self.by_requested else "completed"
-        begin = begin or EARLIEST
-        return self._rows([i for i in self.instants if begin < getattr(i, field) <= end])
+        begin = begin or ""
+        return self._rows([i for i in self.instants if begin < i.completed <= end])
 
 
 INSTANTS = [inst(1, 5), inst(2, 3), inst(6, 7)]
