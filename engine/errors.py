@@ -18,8 +18,8 @@ class InvalidInstantTimeError(EngineError, ValueError):
 
 
 class NotATableError(EngineError):
-    def __init__(self, path: str) -> None:
-        super().__init__(f"not a table: {path} (no .hoodie/hoodie.properties)")
+    def __init__(self, path: str, reason: str = "no .hoodie/hoodie.properties") -> None:
+        super().__init__(f"not a table: {path} ({reason})")
         self.path = path
 
 

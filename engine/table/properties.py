@@ -1,19 +1,33 @@
-"""`.hoodie/hoodie.properties` (JSON): the table config and, optionally, its schema."""
+"""`.hoodie/hoodie.properties`: Java-properties `key=value` lines, as Apache Hudi 1.x writes
+them (table version 8, timeline layout 2), so Hudi readers open the table. The engine's
+own config rides under `instantbench.*` keys, which Hudi ignores.
+
+The Hudi format versions the engine writes are defined here, and nowhere else.
+"""
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
-from typing import Any
+import posixpath
 
 import pyarrow as pa
 
 from engine.config import TableConfig
 from engine.errors import NotATableError
 from engine.storage import Storage
+from engine.table.avro_schema import avro_schema_json
 
 PROPERTIES = ".hoodie/hoodie.properties"
-FORMAT_VERSION = 1
+TABLE_VERSION = 8
+TIMELINE_LAYOUT_VERSION = 2
+# The engine's own on-disk format (1: JSON properties and JSON instants, before Hudi's).
+FORMAT_VERSION = 2
+HUDI_TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
+CONFIG_KEY = "instantbench.table.config"
+SCHEMA_KEY = "instantbench.table.schema"
+FORMAT_KEY = "instantbench.format.version"
 
 
 def encode_schema(schema: pa.Schema) -> str:
@@ -24,20 +38,119 @@ def decode_schema(text: str) -> pa.Schema:
     return pa.ipc.read_schema(pa.BufferReader(base64.b64decode(text)))
 
 
+@functools.lru_cache(maxsize=64)
+def avro_schema_of(schema_text: str | None, name: str) -> str | None:
+    """Hudi's Avro schema of a schema in encode_schema's form (commits record it)."""
+    return avro_schema_json(decode_schema(schema_text), name) if schema_text else None
+
+
+def table_name(storage: Storage) -> str:
+    return posixpath.basename(storage.root.rstrip("/")) or "table"
+
+
+def hudi_properties(config: TableConfig, schema: pa.Schema | None, name: str) -> dict[str, str]:
+    """The key/value pairs of a new table's properties file."""
+    props = {
+        "hoodie.table.name": name,
+        "hoodie.table.type": HUDI_TABLE_TYPES[config.table_type],
+        "hoodie.table.version": str(TABLE_VERSION),
+        "hoodie.timeline.layout.version": str(TIMELINE_LAYOUT_VERSION),
+        "hoodie.timeline.path": "timeline",
+        "hoodie.timeline.history.path": "history",
+        "hoodie.table.timeline.timezone": "UTC",
+        "hoodie.table.base.file.format": "PARQUET",
+        "hoodie.table.recordkey.fields": config.key_field,
+        "hoodie.table.partition.fields": "",
+        "hoodie.table.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+        "hoodie.populate.meta.fields": "true",
+        "hoodie.table.metadata.partitions": "",  # no metadata table: readers list storage
+    }
+    if config.ordering_field:
+        props["hoodie.table.precombine.field"] = config.ordering_field
+    avro = avro_schema_json(schema, name) if schema is not None else None
+    if avro is not None:
+        props["hoodie.table.create.schema"] = avro
+    props[FORMAT_KEY] = str(FORMAT_VERSION)
+    props[CONFIG_KEY] = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
+    if schema is not None:
+        props[SCHEMA_KEY] = encode_schema(schema)
+    return props
+
+
+def _escape(text: str) -> str:
+    # java.util.Properties: backslash escapes; ':' and '=' escaped anywhere, so the
+    # first unescaped one is the separator; newlines escaped.
+    return (
+        text.replace("\\", "\\\\")
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("=", "\\=")
+        .replace(":", "\\:")
+    )
+
+
+def _unescape(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            out.append({"n": "\n", "r": "\r", "t": "\t"}.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def format_properties(props: dict[str, str]) -> bytes:
+    return "".join(f"{_escape(k)}={_escape(v)}\n" for k, v in props.items()).encode()
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """key=value (or key:value) lines; '#'/'!' comments. No line continuations (Hudi
+    writes none)."""
+    props = {}
+    for raw in text.splitlines():
+        line = raw.lstrip()
+        if not line or line[0] in "#!":
+            continue
+        i = 0
+        while i < len(line) and line[i] not in "=:":
+            i += 2 if line[i] == "\\" else 1
+        props[_unescape(line[:i].rstrip())] = _unescape(line[i + 1 :].lstrip())
+    return props
+
+
 def write_properties(storage: Storage, config: TableConfig, schema: pa.Schema | None) -> None:
     """Create the properties file; FileExistsError if a table is already there."""
-    props: dict[str, Any] = {
-        "format_version": FORMAT_VERSION,
-        "table": config.to_dict(),
-        "schema": encode_schema(schema) if schema is not None else None,
-    }
-    storage.put_if_absent(PROPERTIES, json.dumps(props, indent=1).encode())
+    props = hudi_properties(config, schema, table_name(storage))
+    storage.put_if_absent(PROPERTIES, format_properties(props))
 
 
 def read_properties(storage: Storage) -> tuple[TableConfig, pa.Schema | None]:
     try:
-        props = json.loads(storage.read_bytes(PROPERTIES))
+        text = storage.read_bytes(PROPERTIES).decode(errors="replace")
     except FileNotFoundError:
         raise NotATableError(storage.root) from None
-    schema = decode_schema(props["schema"]) if props.get("schema") else None
-    return TableConfig.from_dict(props["table"]), schema
+    if text.lstrip().startswith("{"):  # instantbench format 1: a JSON document
+        try:
+            old = json.loads(text).get("format_version", "unknown")
+        except ValueError:
+            old = "unknown"
+        raise NotATableError(
+            storage.root,
+            f"written by an older instantbench: format version {old} (JSON properties); "
+            f"this engine reads format {FORMAT_VERSION}, Hudi table version {TABLE_VERSION}",
+        )
+    props = parse_properties(text)
+    version = props.get("hoodie.table.version")
+    if version != str(TABLE_VERSION) or CONFIG_KEY not in props:
+        raise NotATableError(
+            storage.root,
+            f"hoodie.table.version={version}, {CONFIG_KEY} "
+            f"{'present' if CONFIG_KEY in props else 'missing'}: this engine reads Hudi table "
+            f"version {TABLE_VERSION} tables it wrote itself",
+        )
+    schema = decode_schema(props[SCHEMA_KEY]) if props.get(SCHEMA_KEY) else None
+    return TableConfig.from_dict(json.loads(props[CONFIG_KEY])), schema

@@ -1,10 +1,16 @@
 """The archived timeline: an LSM tree of Parquet runs in `.hoodie/timeline/history/`.
 
 Runs are `<minCompletion>_<maxCompletion>_<level>.parquet` with one row per completed
-instant (requested_time, completion_time, action, metadata JSON). `manifest_N` lists the
-live runs; `_version_` names the current N. Writers publish a run, then a new manifest
-(put-if-absent), then the version; readers follow the version. When a level holds
-`batch` runs, the oldest `batch` are merged into one run of the next level.
+instant (requested_time, completion_time, action, metadata: the completed file's bytes,
+an Avro HoodieCommitMetadata). `manifest_N` lists the live runs; `_version_` names the
+current N. Writers publish a run, then a new manifest (put-if-absent), then the version;
+readers follow the version. When a level holds `batch` runs, the oldest `batch` are
+merged into one run of the next level.
+
+Hudi's own LSM history has this folder and run naming but other run contents (Avro
+`HoodieLSMTimelineInstant` rows) and manifest format; hudi-rs 0.5.0 does not read
+`timeline/history/` at all (its layout-2 archived loader returns no instants), so a Hudi
+reader sees the active timeline only: archived instants are invisible to it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ _SCHEMA = pa.schema(
         ("requested_time", pa.string()),
         ("completion_time", pa.string()),
         ("action", pa.string()),
-        ("metadata", pa.string()),
+        ("metadata", pa.binary()),
     ]
 )
 
@@ -43,7 +49,7 @@ class ArchivedTimeline:
         self._runs: list[_Run] = []
         self._by_time: dict[str, tuple[Instant, str]] = {}  # requested -> (instant, run)
         self._ordered: list[Instant] = []
-        self._meta_cache: dict[str, dict[str, str]] = {}  # run -> requested -> JSON
+        self._meta_cache: dict[str, dict[str, bytes]] = {}  # run -> requested -> metadata
         self._max_time: str | None = None
         self._lock = threading.RLock()
 
@@ -109,7 +115,7 @@ class ArchivedTimeline:
     def max_time(self) -> str | None:
         return self._max_time
 
-    def metadata_json(self, requested_time: str) -> str:
+    def metadata_bytes(self, requested_time: str) -> bytes:
         _, run = self._by_time[requested_time]
         with self._lock:
             if run not in self._meta_cache:
@@ -122,8 +128,9 @@ class ArchivedTimeline:
 
     # -- writing (the caller holds the table lock) ---------------------------------------
 
-    def append(self, entries: list[tuple[Instant, str]]) -> None:
-        """Archive completed instants with their metadata JSON as one new level-0 run."""
+    def append(self, entries: list[tuple[Instant, bytes]]) -> None:
+        """Archive completed instants with their completed files' bytes as one new level-0
+        run."""
         if not entries:
             return
         self.reload()
@@ -133,7 +140,7 @@ class ArchivedTimeline:
         self._publish(runs, max_time)
         self._compact()
 
-    def _write_run(self, entries: list[tuple[Instant, str]], level: int) -> _Run:
+    def _write_run(self, entries: list[tuple[Instant, bytes]], level: int) -> _Run:
         entries = sorted(entries, key=lambda e: e[0].completion_time)
         name = f"{entries[0][0].completion_time}_{entries[-1][0].completion_time}_{level}.parquet"
         table = pa.Table.from_pydict(
@@ -191,8 +198,8 @@ def _max_of(instant: Instant) -> str:
     return max(instant.requested_time, instant.completion_time or "")
 
 
-def _dedupe(entries: list[tuple[Instant, str]]) -> list[tuple[Instant, str]]:
-    seen: dict[str, tuple[Instant, str]] = {}
+def _dedupe(entries: list[tuple[Instant, bytes]]) -> list[tuple[Instant, bytes]]:
+    seen: dict[str, tuple[Instant, bytes]] = {}
     for entry in entries:
         seen.setdefault(entry[0].requested_time, entry)
     return list(seen.values())

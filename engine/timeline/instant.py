@@ -1,7 +1,8 @@
 """An instant on the timeline and its file name.
 
 Pending:   `<requested>.<action>.requested` / `<requested>.<action>.inflight`
-Completed: `<requested>_<completed>.<action>`
+Completed: `<requested>_<completed>.<action>` (Hudi 1.x, timeline layout 2); a compaction
+completes as Hudi's `commit` action: `<requested>_<completed>.commit`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ DATA_ACTIONS = ("commit", "deltacommit", "replacecommit")
 _ACTION = "|".join(ACTIONS)
 _PENDING_RE = re.compile(rf"^(\d{{17}})\.({_ACTION})\.(requested|inflight)$")
 _COMPLETED_RE = re.compile(rf"^(\d{{17}})_(\d{{17}})\.({_ACTION})$")
+# The action a completed file of an action is named with (Hudi 1.x).
+COMPLETED_AS = {"compaction": "commit"}
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,8 @@ class Instant:
     @property
     def file_name(self) -> str:
         if self.state == COMPLETED:
-            return f"{self.requested_time}_{self.completion_time}.{self.action}"
+            action = COMPLETED_AS.get(self.action, self.action)
+            return f"{self.requested_time}_{self.completion_time}.{action}"
         return f"{self.requested_time}.{self.action}.{self.state}"
 
     def pending_file(self, state: str) -> str:
@@ -62,11 +66,17 @@ class Instant:
         return replace(self, state=state, completion_time=completion_time)
 
 
-def parse_file_name(name: str) -> Instant | None:
-    """The instant a timeline file name describes, or None for other files (temps, markers)."""
+def parse_file_name(name: str, compaction_commits: bool = False) -> Instant | None:
+    """The instant a timeline file name describes, or None for other files (temps, markers).
+
+    `compaction_commits` (merge-on-read tables, whose data instants are deltacommits): a
+    completed `commit` is a compaction, as in Hudi."""
     m = _COMPLETED_RE.match(name)
     if m:
-        return Instant(m.group(1), m.group(3), COMPLETED, m.group(2))
+        action = m.group(3)
+        if action == "commit" and compaction_commits:
+            action = "compaction"
+        return Instant(m.group(1), action, COMPLETED, m.group(2))
     m = _PENDING_RE.match(name)
     if m:
         return Instant(m.group(1), m.group(2), m.group(3))

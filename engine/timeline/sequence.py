@@ -5,7 +5,8 @@ with which instant files record the sequence number of each time they carry.
 (a bare time is the record of a table from before sequences: its count is unknown).
 Requested files carry `requested_seq`; completed files carry `requested_seq` and
 `completion_seq`; a rollback also carries the (time, seq) pairs of the instant it
-removed (`rolled_back_generated`), so no generated time leaves the timeline unnumbered.
+removed (`rollback.generated`), so no generated time leaves the timeline unnumbered
+(fields of `engine.timeline.commit_metadata.CommitMetadata`).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from typing import Any
 from engine.clock import parse_instant
 from engine.errors import CorruptInstantError, InvalidInstantTimeError
 from engine.storage import Storage
+from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import Instant
 from engine.truetime import LastGenerated
 
 TRUETIME_FILE = ".hoodie/.truetime"
+# Keys of the flat (dict) form of CommitMetadata that carry sequence numbers.
 REQUESTED_SEQ = "requested_seq"
 COMPLETION_SEQ = "completion_seq"
-ROLLED_BACK_GENERATED = "rolled_back_generated"
-KEYS = frozenset({REQUESTED_SEQ, COMPLETION_SEQ, ROLLED_BACK_GENERATED})
 
 
 def decode_record(data: bytes, file: str) -> LastGenerated:
@@ -72,30 +73,24 @@ class StoredLastGenerated:
         self._known = last
 
 
-def seq_of(metadata: dict[str, Any], key: str) -> int | None:
+def seq_of(value: Any) -> int | None:
     """A recorded sequence number, or None if absent or malformed (older files)."""
-    value = metadata.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def generated_times(instant: Instant, metadata: dict[str, Any]) -> list[dict[str, Any]]:
+def generated_times(instant: Instant, metadata: CommitMetadata | None) -> list[dict[str, Any]]:
     """The generations an instant's metadata records, [{kind, time, seq}]: its requested
     and completion times, and for a rollback those of the instant it removed. seq is None
-    where nothing (readable) was recorded."""
-    out = [
-        {
-            "kind": "requested",
-            "time": instant.requested_time,
-            "seq": seq_of(metadata, REQUESTED_SEQ),
-        }
-    ]
+    where nothing (readable) was recorded (`metadata` None: the file could not be read)."""
+    meta = metadata or CommitMetadata()
+    out = [{"kind": "requested", "time": instant.requested_time, "seq": seq_of(meta.requested_seq)}]
     if instant.completion_time is not None:
-        seq = seq_of(metadata, COMPLETION_SEQ)
+        seq = seq_of(meta.completion_seq)
         out.append({"kind": "completion", "time": instant.completion_time, "seq": seq})
-    removed = metadata.get(ROLLED_BACK_GENERATED)
+    removed = meta.rollback.generated if meta.rollback is not None else None
     if isinstance(removed, list):
         out += [
-            {"kind": g.get("kind"), "time": g["time"], "seq": seq_of(g, "seq")}
+            {"kind": g.get("kind"), "time": g["time"], "seq": seq_of(g.get("seq"))}
             for g in removed
             if isinstance(g, dict) and isinstance(g.get("time"), str)
         ]

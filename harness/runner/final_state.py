@@ -60,7 +60,7 @@ def _generated(table: Table, instant: Instant) -> list[dict[str, Any]]:
     try:
         meta = table.timeline.read_metadata(instant)
     except (OSError, KeyError, CorruptInstantError):
-        meta = {}
+        meta = None
     return generated_times(instant, meta)
 
 
@@ -78,14 +78,14 @@ def _cow_bases(table: Table, instant: Instant) -> list[dict[str, Any]]:
     if not instant.is_completed or instant.action != "commit":
         return []
     out = []
-    for stat in table.timeline.read_metadata(instant).get("stats", []):
-        if stat.get("kind") != "base":
+    for stat in table.timeline.read_metadata(instant).stats:
+        if stat.kind != "base":
             continue
-        prev = stat.get("prev_file")
+        prev = stat.prev_file
         out.append(
             {
-                "file_id": stat["file_id"],
-                "file_name": stat["file_name"],
+                "file_id": stat.file_id,
+                "file_name": stat.file_name,
                 "prev_file": prev,
                 "prev_same_instant": prev is not None
                 and parse_data_file(prev).instant == instant.requested_time,

@@ -3,8 +3,6 @@ the repo default (--benchmark-disable) runs each once as a test."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -16,6 +14,7 @@ from engine.storage import Storage
 from engine.table import Table, WriteStat
 from engine.timeline.active import TIMELINE_DIR, ActiveTimeline
 from engine.timeline.archive import ArchivedTimeline
+from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import COMPLETED, Instant
 
 T0 = 20_240_101_000_000_000  # instant times as 17-digit integers, ms resolution is enough
@@ -76,14 +75,14 @@ def test_bench_commit_1000_files(benchmark, table):
     benchmark.pedantic(
         lambda i, s: completions.append(table.commit(i, s)), setup=setup, rounds=5, iterations=1
     )
-    assert len(table.timeline.read_metadata(table.timeline.completed()[-1])["stats"]) == 1000
+    assert len(table.timeline.read_metadata(table.timeline.completed()[-1]).stats) == 1000
 
 
 def test_bench_load_timeline_10000_instants(benchmark, tmp_path):
     """9,000 archived (LSM runs) + 1,000 active completed instants."""
     storage = Storage(str(tmp_path))
     storage.makedirs(TIMELINE_DIR)
-    meta = json.dumps({"stats": [], "num_files": 0})
+    meta = CommitMetadata().to_avro_bytes()
     archive = ArchivedTimeline(storage)
     for batch in range(9):
         archive.append(
@@ -94,7 +93,7 @@ def test_bench_load_timeline_10000_instants(benchmark, tmp_path):
         )
     for n in range(9000, 10_000):
         instant = Instant(_t(2 * n), "commit", COMPLETED, _t(2 * n + 1))
-        with open(storage.full_path(f"{TIMELINE_DIR}/{instant.file_name}"), "w") as f:
+        with open(storage.full_path(f"{TIMELINE_DIR}/{instant.file_name}"), "wb") as f:
             f.write(meta)
 
     def load():

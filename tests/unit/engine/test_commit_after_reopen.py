@@ -13,6 +13,7 @@ def test_an_instant_started_by_another_table_object_commits(tmp_path):
     # The process that started the instant is gone; a fresh one reads the inflight instant
     # (whose file is empty by design) and must find its metadata in the requested file.
     reopened = Table.open(str(tmp_path / "t"), max_skew_ms=0)
-    assert reopened.timeline.read_metadata(instant.requested_time)["stream_checkpoint_id"] == 3
+    requested = reopened.timeline.read_metadata(instant.requested_time)
+    assert requested.extra["stream_checkpoint_id"] == 3
     reopened.commit(instant.requested_time, stats)
     assert sorted(reopened.snapshot().column("id").to_pylist()) == [1, 2]

@@ -202,7 +202,7 @@ def test_zombie_coordinator_paused_in_a_commit_never_completes_it(path, seam_nam
         assert isinstance(error, FencedError), error
         assert len(completed) == 1
         meta = successor.timeline.reload().read_metadata(t.requested_time)
-        assert meta["writer_id"] == "successor" and meta["fence"].startswith(f"e{new}/")
+        assert meta.writer_id == "successor" and meta.fence.startswith(f"e{new}/")
     else:
         assert error is None
         assert len(completed) == 2  # the double commit the timeline check reports
@@ -377,7 +377,7 @@ def test_a_batch_writer_whose_lease_ran_out_never_completes_its_commit(path, fen
         assert isinstance(error, FencedError)
         assert _completed(other, t.requested_time) == []
         meta = other.timeline.reload().read_metadata(mine.requested_time)
-        assert meta["fence"].startswith("w/")  # the commit carries its lock token
+        assert meta.fence.startswith("w/")  # the commit carries its lock token
     else:
         assert error is None and _completed(other, t.requested_time)
 

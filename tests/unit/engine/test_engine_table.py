@@ -78,7 +78,7 @@ def test_second_eager_flush_supersedes_first_file(make_table):
     t.commit(i, first + second)
     assert as_dict(t.snapshot()) == {1: 10, 2: 200, 3: 300}
     meta = t.timeline.read_metadata(i.requested_time)
-    assert meta["superseded"] == [first[0].file_name] and meta["num_files"] == 1
+    assert meta.superseded == [first[0].file_name] and meta.num_files == 1
 
 
 def test_uncommitted_and_orphan_files_are_never_read(make_table):
@@ -115,8 +115,8 @@ def test_commit_once_and_reserved_metadata(make_table):
         t.commit(i, stats, {"stats": []})
     t.commit(i, stats, {"checkpoint_id": 7, "source_offset": 99})
     meta = t.timeline.read_metadata(i.requested_time)
-    assert meta["checkpoint_id"] == 7 and meta["source_offset"] == 99
-    assert meta["writer_id"] == t.writer_id and meta["num_writes"] == 1
+    assert meta.extra["checkpoint_id"] == 7 and meta.extra["source_offset"] == 99
+    assert meta.writer_id == t.writer_id and meta.num_writes == 1
     with pytest.raises(InstantStateError, match="already completed"):
         t.commit(i, stats)
 

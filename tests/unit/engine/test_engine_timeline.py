@@ -50,7 +50,7 @@ def test_transitions_and_queries(timeline):
         "20240101000000001"
     ]
     assert timeline.max_instant_time() == "20240101000000010"
-    assert timeline.read_metadata("20240101000000001") == {"x": 2}
+    assert timeline.read_metadata("20240101000000001").extra == {"x": 2}
     assert timeline.pending() == []
     assert sorted(timeline.storage.list(TIMELINE_DIR)) == [
         "20240101000000001_20240101000000010.commit",
@@ -78,9 +78,8 @@ def test_collision_without_put_if_absent_overwrites(tmp_path):
     tl = ActiveTimeline(storage, Safety(put_if_absent=False))
     tl.create_requested("commit", "20240101000000001", {"writer": "a"})
     tl.create_requested("commit", "20240101000000001", {"writer": "b"})
-    assert tl.reload().read_metadata(Instant("20240101000000001", "commit", "requested")) == {
-        "writer": "b"
-    }
+    requested = tl.reload().read_metadata(Instant("20240101000000001", "commit", "requested"))
+    assert requested.extra == {"writer": "b"}
 
 
 @pytest.mark.parametrize("content", [b"", b"{not json", b"[1, 2]"])
@@ -126,7 +125,7 @@ def test_archive_moves_old_instants_and_queries_cross_the_boundary(make_table):
     assert fresh.incremental(times[6], times[8]).column("id").to_pylist() == [7, 8]
     for c, answer in before.items():
         assert fresh.as_of(c).sort_by("id").equals(answer)
-    assert fresh.timeline.read_metadata(archived.requested_time)["num_files"] == 1
+    assert fresh.timeline.read_metadata(archived.requested_time).num_files == 1
     assert fresh.timeline.max_instant_time() == times[-1]
 
 

@@ -207,7 +207,7 @@ class StreamHarness:
     def commit_epochs(self) -> list[int]:
         """Coordinator epoch of every completed stream instant, in completion order."""
         tl = self.table.timeline.reload()
-        return [tl.read_metadata(i)["epoch"] for i in tl.completed()]
+        return [tl.read_metadata(i).extra["epoch"] for i in tl.completed()]
 
     def commits(self) -> list[dict[str, Any]]:
         return self.recorder.of_kind("commit")
