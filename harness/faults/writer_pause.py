@@ -7,7 +7,8 @@ the fault clock, so a signal cannot stop one writer alone; moving each writer in
 process would buy nothing the table can tell apart. What a stopped process does to the
 table is: no storage operation and no lease renewal. Blocking the writer's thread at the
 seam gives exactly that: the thread does nothing while it waits, and its lock's renewal
-thread (the only other thread acting for it) is suspended (`FileLock.suspend_renewal`),
+thread (the only other thread acting for it) is suspended (`suspend_renewal` of its lock
+provider; ZooKeeper: its session sends no heartbeat),
 so its lease really runs out and a waiter takes it over by the lock's own rule. Resumed,
 the writer's renewal starts again (a CAS that fails once the lease moved on) and its
 critical write either lands (fencing off: the anomaly) or is refused (fencing on).
@@ -91,19 +92,11 @@ class WriterPause:
         if suspend is not None:
             suspend(suspended)
 
-    def _taken_by(self, token: str | None) -> str | None:
-        """Who wrote the lease register after us (its new holder, or one that since freed
-        it); None while our lease is still the newest record."""
-        read = getattr(self.lock, "read_lease", None)
-        if read is None or token is None:
-            return None
-        _, lease = read()
-        if lease is None:
-            return None
-        # A free record is a newer holder's release: a paused holder releases nothing.
-        if lease.get("state") != "free" and lease.get("token") == token:
-            return None
-        return str(lease.get("owner"))
+    def _taken_by(self, token: object) -> str | None:
+        """Who took the lock after our hold (its new holder, or one that since freed it);
+        None while our hold is still the newest (engine/lock.py: `successor`)."""
+        successor = getattr(self.lock, "successor", None)
+        return None if successor is None else successor(token)
 
 
 def install_writer_pauses(

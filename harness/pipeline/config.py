@@ -37,6 +37,8 @@ class DriverConfig:
     storage_latency_ms: float = 0.0
     shared_wait: bool = False  # engine.truetime.shared_wait
     compaction_every_s: float = 0.0  # mor tables: the compaction service (0 = off)
+    # The table lock (harness/runner/lock_setup.py): {provider, endpoint, lease_s}.
+    lock: dict[str, Any] = field(default_factory=dict)
     fired_dir: str = ""
     spark_conf: dict[str, str] = field(default_factory=dict)
     # Files the runner and driver use to talk: stop request and live status.

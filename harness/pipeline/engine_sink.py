@@ -11,6 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from engine.config import Safety
+from engine.lock_provider import LockSpec
 from engine.stream.coordinator import Coordinator
 from engine.stream.state import CheckpointStateStore, EpochStore
 from engine.stream.transport.rpc import CoordinatorServer
@@ -63,6 +64,7 @@ class EngineSink:
             safety=safety,
             max_skew_ms=cfg.max_skew_ms,
             writer_id="coordinator",
+            lock_spec=LockSpec(**cfg.lock) if cfg.lock else None,
         )
         self.table.fence.hooks.append(faults.table_hook)  # pauses / crashes at table seams
         StorageFaults(

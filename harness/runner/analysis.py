@@ -14,6 +14,7 @@ from harness.runner.check_inputs import run_checks
 from harness.runner.driver_config import fault_occurrences
 from harness.runner.environment import environment, spark_tools
 from harness.runner.final_state import read_final_state
+from harness.runner.lock_setup import lock_environment
 from harness.runner.per_second import write_per_second
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
@@ -146,6 +147,7 @@ def analyse_run(
             **environment(scenario.cluster.backend),
             **spark_tools(paths, events),
             "instant_mode": _instant_mode(scenario, events),
+            "lock": lock_environment(paths) or {"provider": scenario.engine.lock.provider},
         },
     }
 

@@ -7,6 +7,7 @@ from harness.faults.schedule import Occurrence, expand
 from harness.pipeline.config import DriverConfig
 from harness.pipeline.events import EventSpec
 from harness.pipeline.session import local_master
+from harness.runner.lock_setup import lock_environment
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 
@@ -81,6 +82,7 @@ def driver_config(
         faults=[o.to_dict() for o in fault_occurrences(scenario)],
         storage_latency_ms=scenario.table.storage.latency_ms,
         compaction_every_s=scenario.table.compaction.every_s,
+        lock=lock_environment(paths),
         spark_conf=spark_conf(scenario, paths),
         fired_dir=str(paths.control / "fired"),
         stop_file=str(paths.control / "STOP"),

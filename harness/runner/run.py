@@ -23,6 +23,7 @@ from harness.runner.driver_config import driver_config, fault_occurrences
 from harness.runner.environment import live_spark_ui
 from harness.runner.errors import RunError
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
+from harness.runner.lock_setup import run_lock_spec, start_run_lock
 from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunPaths, new_run_dir
 from harness.runner.supervisor import Supervisor
@@ -100,6 +101,7 @@ def run_scenario(
         paths.scenario.write_text(scenario.to_yaml())
     except OSError as exc:
         raise RunError(f"{out}: cannot create a run directory there ({exc})") from None
+    run_lock = start_run_lock(scenario, paths)  # a ZooKeeper for the run: stopped below
     try:
         set_up_table(scenario, paths)
     except (OSError, EngineError) as exc:  # table.path unusable, or a table is there already
@@ -117,6 +119,7 @@ def run_scenario(
         if cluster is not None:
             with signals_held():  # a second Ctrl-C must not leave half the cluster running
                 cluster.down()
+        run_lock.stop()
 
 
 def start_cluster(scenario: Scenario, paths: RunPaths):
@@ -182,7 +185,8 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
                 checkpoint_interval_s=scenario.engine.checkpoint_interval_s,
             )
             background = start_background(
-                scenario, str(paths.table), history, _runner_storage_faults(cfg, t0, history)
+                scenario, str(paths.table), history, _runner_storage_faults(cfg, t0, history),
+                run_lock_spec(paths),
             )
             skew = _runner_skew(scenario, background, t0, history)
             skew.start()

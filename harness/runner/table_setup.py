@@ -7,6 +7,7 @@ from engine.config import Safety, TableConfig
 from engine.table import Table
 from harness.pipeline.events import SCHEMA, opening_balances
 from harness.runner.driver_config import event_spec
+from harness.runner.lock_setup import run_lock_spec
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 
@@ -22,7 +23,8 @@ def set_up_table(scenario: Scenario, paths: RunPaths) -> None:
     if scenario.engine.sink == "raw_parquet":
         paths.table.mkdir(parents=True, exist_ok=True)
         return
-    Table.create(str(paths.table), table_config(scenario), schema=SCHEMA)
+    lock_spec = run_lock_spec(paths)  # the run's table lock
+    Table.create(str(paths.table), table_config(scenario), schema=SCHEMA, lock_spec=lock_spec)
     if scenario.source.mode == "bank":
         table = Table.open(
             str(paths.table),
@@ -30,6 +32,7 @@ def set_up_table(scenario: Scenario, paths: RunPaths) -> None:
             safety=Safety(),
             max_skew_ms=0,
             writer_id="setup",
+            lock_spec=lock_spec,
         )
         # The table's data action (a mor table's commits are compactions, as in Hudi).
         instant = table.start_instant(metadata={"purpose": "opening balances"})
@@ -37,3 +40,4 @@ def set_up_table(scenario: Scenario, paths: RunPaths) -> None:
             instant, opening_balances(event_spec(scenario)), op="upsert", write_token="setup"
         )
         table.commit(instant, stats, metadata={"purpose": "opening balances"})
+        table.close()  # its lock's renewal thread (a ZooKeeper session)

@@ -155,6 +155,20 @@ SafetySpec = create_model(
 )
 
 
+class Lock(Strict):
+    """The table lock every writer takes to create and complete instants."""
+
+    provider: Literal["file", "service", "storage", "zookeeper"] = "file"
+    """file: a lease in the table's storage (a register of put-if-absent versions);
+    service: the stream coordinator's lock service, over RPC; storage: one lock object in
+    the table's storage changed by conditional writes, as Hudi 1.1's storage-based lock
+    provider; zookeeper: a real ZooKeeper that the harness starts on loopback for the run,
+    through kazoo's lock recipe, as Hudi's ZooKeeper lock provider."""
+    lease_s: Annotated[float, Field(ge=1, le=600)] = 10
+    """Seconds a holder that stopped renewing keeps the lock (ZooKeeper: the session
+    timeout); a waiter then takes it over and fences the old holder off."""
+
+
 class EngineSpec(Strict):
     """The streaming write protocol: instant generation, checkpoints, writers, safety."""
 
@@ -175,6 +189,8 @@ class EngineSpec(Strict):
     commit_ack_timeout_s: PosSeconds = 60
     """Blocking mode: how long an instant request waits for earlier instants to commit
     before it fails."""
+    lock: Lock = Field(default_factory=Lock)
+    """The table lock: which provider (file, service, storage, zookeeper) and its lease."""
     safety: SafetySpec = Field(default_factory=SafetySpec)
     """The engine's safety switches (all on by default); a detection scenario turns one off."""
 

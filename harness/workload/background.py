@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.config import Safety
+from engine.lock_provider import LockSpec
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
 from harness.scenario import Scenario
@@ -29,9 +30,11 @@ def start_background(
     table_path: str,
     history: HistoryWriter,
     storage_faults: StorageFaults | None = None,
+    lock_spec: LockSpec | None = None,
 ) -> Background:
     """`storage_faults`: installed in every reader's and batch writer's table storage, as in
-    the driver and the writer tasks (a storage fault reaches every process of the table)."""
+    the driver and the writer tasks (a storage fault reaches every process of the table).
+    `lock_spec`: the run's table lock, which the batch writers take."""
     if scenario.engine.sink == "raw_parquet":
         return Background()
     bank = scenario.source.mode == "bank"
@@ -56,6 +59,7 @@ def start_background(
             history,
             scenario.seed,
             race,
+            lock_spec,
         )
         for i in range(bw.count)
     ]

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from engine.clock import AdjustableClock, SystemClock
 from engine.config import Safety
 from engine.errors import DuplicateKeyError, WriteConflictError
+from engine.lock_provider import LockSpec
 from engine.table import Table
 from harness.history import HistoryWriter
 from harness.pipeline.events import SCHEMA
@@ -88,6 +89,7 @@ class BatchWriterThread(threading.Thread):
         history: HistoryWriter,
         seed: int,
         race: InsertRace,
+        lock_spec: LockSpec | None = None,
     ) -> None:
         super().__init__(name=f"batch-writer-{writer_id}", daemon=True)
         self.name_ = f"batch_writer:{writer_id}"
@@ -98,6 +100,7 @@ class BatchWriterThread(threading.Thread):
             safety=safety,
             max_skew_ms=max_skew_ms,
             writer_id=self.name_,
+            lock_spec=lock_spec,
         )
         self.op, self.every_s, self.rows = op, every_s, rows_per_commit
         self.keys, self.accounts = keys, accounts

@@ -119,6 +119,11 @@ def test_a_file_that_is_not_a_scenario_is_one_line(tmp_path):
         ("engine.writers=yes", "engine.writers: must be an integer (got True)"),
         ("name=", "name: must be text (got an empty value)"),
         ("table.key=", "table.key: not allowed; allowed: 'id'"),
+        (
+            "engine.lock.provider=etcd",
+            "engine.lock.provider: not allowed; allowed: 'file', 'service', 'storage' or "
+            "'zookeeper' (got 'etcd')",
+        ),
         ("foo", "expected KEY=VALUE"),
         ("=3", "expected KEY=VALUE"),
         ("engine.writerz=3", "did you mean `engine.writers`?"),

@@ -1,0 +1,68 @@
+"""The run's table lock (`engine.lock`): which provider every writer of the table uses,
+and for `zookeeper` the real ZooKeeper server the harness starts on loopback for the run
+(its data in the run directory) and stops after it.
+
+The choice is recorded once, in `control/lock.json` of the run directory: the driver, the
+batch writers and result.json `environment.lock` all read it from there, so they agree on
+the provider and the server's address.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from engine.lock_provider import LockSpec
+from harness.runner.errors import RunError
+from harness.runner.rundir import RunPaths
+from harness.scenario import Scenario
+
+LOCK_RECORD = "lock.json"
+
+
+@dataclass
+class RunLock:
+    spec: LockSpec
+    server: Any = None  # infra.services.zookeeper.ZooKeeperServer for zookeeper
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+
+
+def start_run_lock(scenario: Scenario, paths: RunPaths) -> RunLock:
+    """The run's lock provider, its service started if it needs one; recorded for the run."""
+    settings = scenario.engine.lock
+    server, endpoint = None, None
+    if settings.provider == "zookeeper":
+        from infra.services.zookeeper import ZooKeeperError, ZooKeeperServer
+
+        server = ZooKeeperServer(paths.root / "zookeeper")
+        try:
+            endpoint = server.start()
+        except ZooKeeperError as exc:
+            raise RunError(
+                f"{scenario.source_file}: engine.lock.provider: zookeeper: {exc}"
+            ) from None
+    run_lock = RunLock(LockSpec(settings.provider, endpoint, settings.lease_s), server)
+    (paths.control / LOCK_RECORD).write_text(json.dumps(lock_environment_of(run_lock.spec)))
+    return run_lock
+
+
+def lock_environment_of(spec: LockSpec) -> dict[str, Any]:
+    """result.json `environment.lock`: provider, endpoint (the service's address), lease."""
+    return {"provider": spec.provider, "endpoint": spec.endpoint, "lease_s": spec.lease_s}
+
+
+def run_lock_spec(paths: RunPaths) -> LockSpec:
+    """The run's recorded lock (the default provider if none was recorded)."""
+    record = lock_environment(paths)
+    return LockSpec(**record) if record else LockSpec()
+
+
+def lock_environment(paths: RunPaths) -> dict[str, Any]:
+    try:
+        return json.loads((paths.control / LOCK_RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
