@@ -21,6 +21,11 @@ Where the two readers' semantics differ, only what is comparable is compared:
   that completed in (b, e], as the engine's does (measured on hudi-rs 0.5.0:
   tests/unit/harness/test_hudi_reader_tables.py). Between consecutive completion times
   exactly one instant completes; the check pulls each data instant that way from both.
+  One exception, measured too: hudi-rs's pull misses a log write that completed while a
+  compaction of its file group was pending (requested before the log completed, completed
+  after the pull's end), and no later pull returns it, where the engine returns it in the
+  pull its completion falls in (its contract: a pull never skips an instant that completes
+  late). Those pulls are not compared (`incremental_pulls`).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ class Completed:
     completed: str
     action: str
     data: bool = True  # an incremental pull reads it (not a compaction)
+    groups: frozenset[str] = frozenset()  # the file groups it wrote files in
 
 
 @dataclass(frozen=True)
@@ -90,14 +96,26 @@ def time_travel_points(instants: list[Completed]) -> tuple[list[str], list[dict[
     return comparable, skipped
 
 
-def incremental_pulls(instants: list[Completed]) -> list[Pull]:
-    """One pull per completed data instant, from the completion before it to its own."""
+def incremental_pulls(instants: list[Completed]) -> tuple[list[Pull], list[dict[str, Any]]]:
+    """(one pull per completed data instant, from the completion before it to its own; the
+    skipped ones: a compaction of one of its file groups was pending when it completed)."""
     by_completion = sorted(instants, key=lambda i: i.completed)
-    return [
-        Pull(inst.requested, by_completion[n - 1].completed if n else None, inst.completed)
-        for n, inst in enumerate(by_completion)
-        if inst.data
-    ]
+    compactions = [i for i in instants if not i.data]
+    pulls, skipped = [], []
+    for n, inst in enumerate(by_completion):
+        if not inst.data:
+            continue
+        pending = sorted(
+            k.requested
+            for k in compactions
+            if k.requested < inst.completed < k.completed and k.groups & inst.groups
+        )
+        if pending:
+            skipped.append({"instant": inst.requested, "compaction_pending": pending})
+        else:
+            begin = by_completion[n - 1].completed if n else None
+            pulls.append(Pull(inst.requested, begin, inst.completed))
+    return pulls, skipped
 
 
 def spread(items: list[Any], limit: int) -> list[Any]:
@@ -201,7 +219,7 @@ def hudi_reader(
     (the engine's table must be readable by Hudi); an error of the engine's own read
     propagates."""
     points, tt_skipped = time_travel_points(instants)
-    pulls = incremental_pulls(instants)
+    pulls, pull_skipped = incremental_pulls(instants)
     chosen_points = spread(points, limits[0])
     chosen_pulls = spread(pulls, limits[1])
     disagreements: list[dict[str, Any]] = []
@@ -239,7 +257,11 @@ def hudi_reader(
             "compared": len(chosen_points),
             "skipped": {"count": len(tt_skipped), "items": capped(tt_skipped)},
         },
-        "incremental": {"pulls": len(pulls), "compared": len(chosen_pulls)},
+        "incremental": {
+            "comparable": len(pulls),
+            "compared": len(chosen_pulls),
+            "skipped": {"count": len(pull_skipped), "items": capped(pull_skipped)},
+        },
         "disagreements": {"count": len(disagreements), "items": capped(disagreements)},
     }
     if disagreements:

@@ -95,7 +95,13 @@ class HudiReads:
 def completed_instants(table: Table) -> list[Completed]:
     """The table's completed instants whose files a reader reads."""
     return [
-        Completed(i.requested_time, i.completion_time, i.action, data=i.action in DATA_ACTIONS)
+        Completed(
+            i.requested_time,
+            i.completion_time,
+            i.action,
+            data=i.action in DATA_ACTIONS,
+            groups=frozenset(f.file_id for f in table.catalog.files_of(i)),
+        )
         for i in table.timeline.reload().completed(include_archived=True)
         if i.action in VIEW_ACTIONS
     ]

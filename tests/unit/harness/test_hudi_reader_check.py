@@ -30,8 +30,8 @@ def t(n: int) -> str:
     return f"2026010100{n:07d}"
 
 
-def inst(req: int, comp: int, action="deltacommit") -> Completed:
-    return Completed(t(req), t(comp), action, data=action != "compaction")
+def inst(req: int, comp: int, action="deltacommit", groups=("fg1",)) -> Completed:
+    return Completed(t(req), t(comp), action, data=action != "compaction", groups=frozenset(groups))
 
 
 # --- which time-travel points compare -----------------------------------------------------
@@ -85,13 +85,25 @@ def test_the_condition_is_exactly_where_the_two_semantics_select_the_same_instan
 
 def test_one_pull_per_data_instant_between_consecutive_completion_times():
     a, b, c = inst(1, 5), inst(2, 3), inst(6, 7)
-    compaction = inst(4, 6, action="compaction")
-    pulls = incremental_pulls([a, b, c, compaction])
+    compaction = inst(4, 6, action="compaction", groups=("fg2",))
+    pulls, skipped = incremental_pulls([a, b, c, compaction])
     assert [(p.instant, p.begin, p.end) for p in pulls] == [
         (t(2), None, t(3)),
         (t(1), t(3), t(5)),
         (t(6), t(6), t(7)),  # after the compaction's completion: no pull of its own
     ]
+    assert skipped == []
+
+
+def test_a_log_completed_while_a_compaction_of_its_group_was_pending_is_not_pulled():
+    log = inst(1, 5, groups=("fg1", "fg2"))
+    compaction = inst(3, 6, action="compaction", groups=("fg2",))
+    later = inst(4, 7, groups=("fg2",))  # completes after the compaction: comparable
+    pulls, skipped = incremental_pulls([log, compaction, later])
+    assert skipped == [{"instant": t(1), "compaction_pending": [t(3)]}]
+    assert [p.instant for p in pulls] == [t(4)]
+    other = inst(3, 6, action="compaction", groups=("fg9",))  # another group's: comparable
+    assert incremental_pulls([log, other])[1] == []
 
 
 def test_spread_keeps_the_last_point():
