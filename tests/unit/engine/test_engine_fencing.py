@@ -23,8 +23,10 @@ from engine.table import Table
 from engine.table.fencing import CLAIMS_DIR, epoch_scope
 from engine.timeline.active import TIMELINE_DIR
 from tests.unit.engine.engine_helpers import rows
+from tests.unit.engine.lock_helpers import Rig, zookeeper  # noqa: F401
 
 LEASE_S = 5.0
+LEASE_PROVIDERS = ["file", "storage", "zookeeper"]  # service: its takeover hook (H8)
 WAIT_S = 10.0
 
 
@@ -359,16 +361,30 @@ def test_a_sealed_epoch_cannot_open_a_new_grant(path):
 
 # ------------------------------------------------------------------------ lock leases
 @pytest.mark.parametrize("fencing", [True, False])
-def test_a_batch_writer_whose_lease_ran_out_never_completes_its_commit(path, fencing):
+@pytest.mark.parametrize("provider", LEASE_PROVIDERS)
+def test_a_batch_writer_whose_lease_ran_out_never_completes_its_commit(
+    path, fencing, provider, request
+):
+    """Every lock provider: the holder stops (renews nothing) inside its commit, a waiter
+    takes the lock over by the provider's own rule and revokes the stale token."""
     safety = Safety(fencing=fencing)
-    stale = _open(path, safety, paused=True, name="batch_writer:0")
+    zk = request.getfixturevalue("zookeeper") if provider == "zookeeper" else None
+    rig = Rig(provider, Table.open(path).storage, zk, lease_s=LEASE_S, stepping=True)
+    stale = Table.open(path, safety=safety, max_skew_ms=1, writer_id="batch_writer:0")
+    rig.table_lock(stale, "batch_writer:0")
     t = stale.start_instant()
     stats = stale.write_files(t, rows([5]))
     seam = Seam()
-    z = Zombie(lambda: stale.commit(t, stats, guard=seam))  # paused holding the lock
+
+    def stop_in_commit() -> None:  # a stopped process: no renewal, no heartbeat to ZooKeeper
+        stale.lock.suspend_renewal(True)
+        seam()
+
+    z = Zombie(lambda: stale.commit(t, stats, guard=stop_in_commit))  # paused holding the lock
     z.start()
     assert seam.reached.wait(WAIT_S)
-    other = _open(path, safety, paused=False, name="batch_writer:1")
+    other = Table.open(path, safety=safety, max_skew_ms=1, writer_id="batch_writer:1")
+    rig.table_lock(other, "batch_writer:1")
     mine = other.start_instant()  # takes the lock over once the lease ran out
     other.commit(mine, other.write_files(mine, rows([6])))
     seam.go.set()
@@ -380,6 +396,8 @@ def test_a_batch_writer_whose_lease_ran_out_never_completes_its_commit(path, fen
         assert meta.fence.startswith("w/")  # the commit carries its lock token
     else:
         assert error is None and _completed(other, t.requested_time)
+    stale.lock.suspend_renewal(False)
+    rig.close()
 
 
 def test_renewal_is_a_compare_and_swap(path):
