@@ -199,6 +199,10 @@ class FileLock(_LockBase):
         self._released: int = 0  # the free version this object wrote last: a fast re-acquire
         self._kept: str | None = None  # its token, kept by a fast re-acquire
         self._observer = LeaseObserver(lease_s, monotonic)
+        # Set by a holder that knows when a lease's holder is dead (a restarted stream
+        # coordinator: a lease of its own identity is its fenced predecessor's, which is
+        # taken over at once instead of after a lease; engine/stream/table_port.py).
+        self.known_dead: Callable[[dict], bool] | None = None
         self._mutex = threading.Lock()  # threads of this process
         self._renew_lock = threading.Lock()  # renewal vs release
         self._renewer = _Renewer(self.renew, lease_s / 3) if renew else None
@@ -283,7 +287,7 @@ class FileLock(_LockBase):
             record = {**record, "token": token}
             version, lease = self.read_lease()
             free = lease is None or lease.get("state") != "held"
-            if not free and not self._observer.expired(version):
+            if not free and not self._dead(lease) and not self._observer.expired(version):
                 return False
             if not self._cas(version + 1, record):
                 return False
@@ -297,6 +301,9 @@ class FileLock(_LockBase):
                 self._give_back()()
                 raise
         return True
+
+    def _dead(self, lease: dict | None) -> bool:
+        return lease is not None and self.known_dead is not None and self.known_dead(lease)
 
     def renew(self) -> None:
         with self._renew_lock:
@@ -378,13 +385,26 @@ class LockService:
 
     Tokens increase strictly across all grants, so they double as fencing tokens. Expiry
     is judged by the service's own monotonic clock, which clock-skew faults do not move.
+
+    A lease that ran out unreleased may belong to a holder that is only paused: before
+    granting the lock to anyone (its owner included: another thread, a retried hold), the
+    service calls `on_takeover(old token)` (the coordinator's table seals that token's
+    fence grant: engine/table/fencing.py), so the old holder's critical write can no
+    longer land. If it raises, nothing is granted. `first_token`: tokens name fence
+    grants on the table, so a restarted service must not hand out a token an earlier one
+    did (a coordinator passes one above its predecessors', e.g. epoch << 32).
     """
 
-    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
-        self.monotonic = monotonic
+    def __init__(
+        self,
+        monotonic: Callable[[], float] = time.monotonic,
+        on_takeover: Callable[[int], None] | None = None,
+        first_token: int = 1,
+    ) -> None:
+        self.monotonic, self.on_takeover = monotonic, on_takeover
         self._leases: dict[str, Lease] = {}
         self._lock = threading.Lock()
-        self._tokens = itertools.count(1)
+        self._tokens = itertools.count(first_token)
 
     def acquire(self, name: str, owner: str, lease_s: float) -> int | bool:
         """A token, or False if someone else holds an unexpired lease.
@@ -400,6 +420,8 @@ class LockService:
             if lease is not None and lease.owner == owner and lease.expires_ms >= now:
                 lease.expires_ms = now + int(lease_s * 1000)
                 return lease.token
+            if lease is not None and self.on_takeover is not None:
+                self.on_takeover(lease.token)  # ran out unreleased: seal before granting
             token = next(self._tokens)
             self._leases[name] = Lease(owner, token, now + int(lease_s * 1000))
             return token

@@ -36,6 +36,12 @@ def enter_epoch(table: Table, epoch: int) -> None:
     """This table handle belongs to coordinator `epoch` (also its other users, such as a
     compaction service sharing it)."""
     table.fence.domain = epoch_domain(epoch)
+    # A lease held under this coordinator's own identity is a predecessor's: it crashed
+    # or is a zombie whose epoch this one just sealed. Take it over without waiting out
+    # its lease (the takeover seals that hold's grant too).
+    if hasattr(table.lock, "known_dead"):
+        owner = table.lock.holder_id
+        table.lock.known_dead = lambda lease: lease.get("owner") == owner
 
 
 def _instant_meta(checkpoint_id: int, epoch: int) -> dict[str, Any]:

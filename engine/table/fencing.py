@@ -30,10 +30,14 @@ between its writes.
 * A new coordinator creates `e<n+1>` exclusively (mkdir) and seals every older epoch: each
   grant inside it, then the domain directory itself, which makes the zombie's next grant
   (mkdir inside a dead domain) fail too.
-* A lock waiter that takes over an expired lease (engine/lock.py) revokes its token: in
-  every domain it creates a tombstone file at the grant's name, or, if the grant
-  directory is there already, seals it. The holder's mkdir of its grant and the
+* A lock waiter that takes over an expired lease (engine/lock.py: FileLock), and the
+  coordinator's LockService before it grants an expired lease to anyone, revoke the old
+  token: in every domain a tombstone file at the grant's name, or, if the grant
+  directory is there already, its seal. The holder's mkdir of its grant and the
   tombstone are both exclusive creates of one name: whichever comes second fails.
+* A restarted coordinator finds a lease of its own identity: its predecessor's, dead or
+  a zombie of the epoch it just sealed, so it takes it over at once instead of after a
+  whole lease (engine/stream/table_port.py: enter_epoch).
 
 At most once. Publishing a completed instant first links its temp file to
 `.hoodie/.fence/claims/<requested time>`: keyed by the requested time alone, so a second
@@ -41,6 +45,15 @@ completion of the same instant fails whatever its completion time, whoever tries
 rollback of a pending instant claims it first too, so nothing completes it afterwards.
 A claim holds the completed file's bytes, so the sealer can finish a claimed completion
 (and must: nothing else could complete that instant any more).
+
+Claims are at most once per live token, not forever. A rollback's claim records its lock
+token. A rollback paused after its claim must not leave the instant pending for good: a
+later lock holder (the lock excludes the claimer, so its hold ended, by release or by a
+takeover) seals that token and takes the claim over. A rollback takes it over as its own;
+a completion voids it only if the rollback never put its plan on the timeline (it deletes
+data files only after that, so none is gone), else the rollback stands and is finished by
+whoever cleans failed writes. Voiding moves the claim into the voider's own grant, a
+fenced move, so a holder that was itself taken over voids nothing.
 
 Limits. The atomicity rests on local (POSIX) storage. Object stores have no directories
 and pyarrow.fs no conditional PUT, so there grants and claims are check-then-write, as
@@ -68,6 +81,7 @@ FENCE_DIR = ".hoodie/.fence"
 CLAIMS_DIR = f"{FENCE_DIR}/claims"
 WRITERS_DOMAIN = "w"
 _EPOCH_RE = re.compile(r"^e(\d+)$")
+_TOKEN_RE = re.compile(r"^(w|e\d+)/[A-Za-z0-9_-]+$")  # `<domain>/<lock token>`
 SeamHook = Callable[[str, dict[str, Any]], None]
 
 # The domain of the calling thread's table operations (a coordinator's epoch); a Table
@@ -126,6 +140,9 @@ class Fence:
         self.domain = WRITERS_DOMAIN  # the default; a coordinator sets its epoch's
         self.grant: str | None = None  # the grant of the current lock hold
         self.hooks: list[SeamHook] = []  # seams for tests and fault injection
+        # A completion found its instant claimed: may that claim be voided? (the table's
+        # rollback.release_abandoned_claim; it voids it if so)
+        self.on_claimed: Callable[[str], bool] | None = None
         self._made: str | None = None  # the grant directory this handle made last
         self._claims_dir_made = False
 
@@ -195,14 +212,7 @@ class Fence:
         self.storage.makedirs(f"{FENCE_DIR}/{WRITERS_DOMAIN}")
         for domain in self.storage.list(FENCE_DIR):
             if domain == WRITERS_DOMAIN or _EPOCH_RE.match(domain):
-                grant = f"{FENCE_DIR}/{domain}/{lock_token}"
-                try:
-                    self.storage.put_if_absent(grant, b"revoked", parents=False)  # tombstone
-                except FileExistsError:
-                    with contextlib.suppress(NotADirectoryError):  # a tombstone already
-                        self.seal(grant)  # the holder's grant
-                except FileNotFoundError:
-                    pass  # a sealed epoch: nothing can be granted there any more
+                self.seal_token(f"{domain}/{lock_token}")
 
     def seal_domain(self, domain: str) -> None:
         """Seal every grant of `domain`, then the domain itself (retried while new grants
@@ -252,20 +262,85 @@ class Fence:
         the name exists (else replace it). `claim`: the requested time this write
         completes (at most once: InstantClaimedError if someone else claimed it)."""
         claim_path = f"{CLAIMS_DIR}/{claim}" if claim and self.claims else None
-        self._put(path, data, claim_path, replace=not exclusive)
+        try:
+            self._put(path, data, claim_path, replace=not exclusive)
+        except InstantClaimedError:
+            # A rollback of a holder that lost the lock claimed it: void if it never
+            # planned (engine/table/rollback.py), else the rollback stands.
+            if claim_path is None or self.on_claimed is None or not self.on_claimed(claim):
+                raise
+            self._put(path, data, claim_path, replace=not exclusive)
 
     def claim(self, requested_time: str, record: dict[str, Any]) -> None:
         """Claim an instant without completing it (a rollback): nothing completes it after.
-        An identical existing claim (a retried rollback) counts as ours."""
+
+        The claim carries this hold's token. A rollback claim of another token is taken
+        over: its holder no longer holds the lock (we do), so it is sealed (nothing it
+        does lands any more) and the claim becomes ours; a paused rollback cannot keep
+        its instant pending forever. A claim without a token (older tables) counts as
+        ours; a completion claim raises InstantClaimedError."""
         if not (self.claims and self.grant):
             return
-        data = json.dumps(record, sort_keys=True).encode()
+        data = json.dumps({**record, "token": self.token}, sort_keys=True).encode()
         path = f"{CLAIMS_DIR}/{requested_time}"
         try:
             self._put(path, data, None, replace=False)
         except InstantClaimedError:
-            if self.storage.read_bytes(path) != data:
+            held = self.read_claim(requested_time)
+            if held is None or held.get("action") != record.get("action"):
                 raise
+            if held.get("token") in (None, self.token):
+                return
+            self.seal_token(str(held["token"]))
+            self.void_claim(requested_time, held)
+            self._put(path, data, None, replace=False)
+
+    def read_claim(self, requested_time: str) -> dict[str, Any] | None:
+        """The record of a claim made without a completion (a rollback's), else None (no
+        claim, or a completion's: the completed file's bytes)."""
+        try:
+            record = json.loads(self.storage.read_bytes(f"{CLAIMS_DIR}/{requested_time}"))
+        except (FileNotFoundError, ValueError, UnicodeDecodeError):
+            return None
+        return record if isinstance(record, dict) and "action" in record else None
+
+    def void_claim(self, requested_time: str, held: dict[str, Any]) -> None:
+        """Drop a claim `held` made under another lock token, whose holder the caller
+        sealed (`seal_token`: nothing it does lands any more) while this hold holds the
+        lock. The claim is moved into this hold's grant, a fenced move: it fails once this
+        hold was sealed in turn, so only a live holder voids a claim. InstantClaimedError
+        if the claim changed meanwhile (it is put back)."""
+        self._make_grant()
+        path = f"{CLAIMS_DIR}/{requested_time}"
+        moved = f"{self.grant}/{TEMP_PREFIX}{uuid.uuid4().hex[:12]}-void"
+        try:
+            self.storage.rename(path, moved)
+        except FileNotFoundError:
+            if self.storage.exists(path):  # our grant is gone: we were taken over
+                raise FencedError(f"{self.grant} is sealed: another holder took over") from None
+            return  # voided meanwhile
+        try:
+            if json.loads(self.storage.read_bytes(moved)) != held:
+                with contextlib.suppress(FileExistsError):
+                    self.storage.link(moved, path)
+                raise InstantClaimedError(requested_time)
+        finally:
+            self.storage.delete(moved, missing_ok=True)
+
+    def seal_token(self, token: str) -> None:
+        """Fence one hold, `<domain>/<lock token>`: a tombstone at its grant's name, or the
+        grant sealed if it was made (a sealed domain needs nothing). A malformed token
+        (from a damaged claim) names no grant."""
+        if not _TOKEN_RE.match(token):
+            return
+        grant = f"{FENCE_DIR}/{token}"
+        try:
+            self.storage.put_if_absent(grant, b"revoked", parents=False)
+        except FileExistsError:
+            with contextlib.suppress(NotADirectoryError):  # a tombstone already
+                self.seal(grant)
+        except FileNotFoundError:
+            pass  # a sealed epoch: nothing can be granted there any more
 
     def _put(self, path: str, data: bytes, claim: str | None, *, replace: bool) -> None:
         self.seam("before_write", path=path)

@@ -54,6 +54,23 @@ def _claim(table: Table, t: str) -> None:
         raise RollbackError(f"instant {t} is being completed by another process") from None
 
 
+def release_abandoned_claim(table: Table, t: str) -> bool:
+    """A commit of `t` (under the table lock) found `t` claimed by a rollback of another
+    lock token. That holder no longer holds the lock; once it is sealed, nothing it does
+    lands. If its rollback never put its plan on the timeline, it never deleted a file
+    either (it deletes only after the plan), so its claim is void and `t` may complete:
+    True. Otherwise the rollback must be finished (by rollback_failed_writes): False."""
+    fence = table.fence
+    held = fence.read_claim(t)
+    if held is None or held.get("action") != "rollback" or held.get("token") in (None, fence.token):
+        return False
+    fence.seal_token(str(held["token"]))  # before the listing below: no plan lands after it
+    if table.timeline.reload(force=True).is_rolled_back(t):
+        return False
+    fence.void_claim(t, held)
+    return True
+
+
 def _generated_by(table: Table, target: Instant) -> list[dict[str, Any]]:
     """The target's generated times with their sequence numbers: its files disappear, the
     rollback keeps the record (a read of its metadata; rollbacks are off the hot path)."""

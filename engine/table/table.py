@@ -111,6 +111,7 @@ class Table:
             storage, self.safety, compaction_commits=config.table_type == "mor"
         )
         self.timeline.fence = self.fence
+        self.fence.on_claimed = lambda t: rollback.release_abandoned_claim(self, t)
         self.catalog = Catalog(storage, self.timeline, self.safety, FileCache(cache_bytes))
         self.generator = InstantTimeGenerator(
             self.clock,

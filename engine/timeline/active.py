@@ -79,10 +79,11 @@ class ActiveTimeline:
 
     # -- loading -----------------------------------------------------------------------
 
-    def reload(self) -> ActiveTimeline:
-        """Re-list the timeline folder (one list call; names parsed once and cached)."""
+    def reload(self, force: bool = False) -> ActiveTimeline:
+        """Re-list the timeline folder (one list call; names parsed once and cached).
+        `force`: list even in a pinned hold (after sealing another holder, say)."""
         with self._lock:
-            if self._pins and self._pinned_fresh:
+            if self._pins and self._pinned_fresh and not force:
                 return self
             names = self.storage.list(TIMELINE_DIR)
             parsed = {
