@@ -8,11 +8,13 @@ completes as a commit, `<t>_<c>.commit` (`compacted` set in its commit metadata)
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from typing import TYPE_CHECKING
 
 from engine.errors import EngineError, InstantStateError
 from engine.layout.file_names import BASE, base_file_name
+from engine.table.markers import CREATE
 from engine.table.merge import concat, drop_deleted, last_per_key
 from engine.table.stats import WriteStat
 from engine.timeline.commit_metadata import CommitMetadata
@@ -62,12 +64,16 @@ def run(table: Table, t: str) -> str:
     if instant.state == REQUESTED:
         with table._locked():
             instant = table.timeline.transition_to_inflight(instant)
+        # Only the first run makes the marker directory: a later run (after a crash) finds
+        # it, and a run that lost a race with a completion finds it gone and writes nothing.
+        table.markers.open(t)
     key, token = table.config.key_field, f"c{uuid.uuid4().hex[:10]}"
     stats = []
     for entry in plan:
         names = ([entry["base"]] if entry["base"] else []) + entry["logs"]
         merged = drop_deleted(last_per_key(concat([table.catalog.read(n) for n in names]), [key]))
         name = base_file_name(entry["file_id"], token, t)
+        table.markers.create(t, name, CREATE)
         size = table.storage.write_parquet(name, merged)
         table.catalog.cache.put(name, merged)
         stats.append(
@@ -86,6 +92,7 @@ def run(table: Table, t: str) -> str:
                 entry["base"],
             )
         )
+    table.markers.delete_unlisted(t, [s.file_name for s in stats])  # an earlier run's files
     with table._locked():
         table.timeline.reload()
         current = table.timeline.get(t)
@@ -102,4 +109,6 @@ def run(table: Table, t: str) -> str:
             compacted=[n for e in plan for n in ([e["base"]] if e["base"] else []) + e["logs"]],
         )
         table.timeline.complete(current.with_state(INFLIGHT), completion, meta)
+    with contextlib.suppress(OSError):
+        table.markers.finish(t, [s.file_name for s in stats])
     return completion

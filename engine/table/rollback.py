@@ -83,11 +83,7 @@ def _generated_by(table: Table, target: Instant) -> list[dict[str, Any]]:
 
 def _finish(table: Table, rb: Instant, target: Instant, plan: CommitMetadata) -> Instant:
     """Delete the target's data files, complete the rollback, then drop the target."""
-    deleted = []
-    for f in table.data_files():
-        if f.instant == target.requested_time:
-            table.storage.delete(f.name, missing_ok=True)
-            deleted.append(f.name)
+    deleted = _delete_files(table, target)
     generated = table.generator.generate_stamped(locked=True)
     planned = plan.rollback
     meta = CommitMetadata(
@@ -109,6 +105,20 @@ def _finish(table: Table, rb: Instant, target: Instant, plan: CommitMetadata) ->
     return done
 
 
+def _delete_files(table: Table, target: Instant) -> list[str]:
+    """The target's data files. Its markers name them: the directory is sealed first, so no
+    late writer (a task attempt, a zombie) adds one after. A completed target (force), or a
+    table without markers, is found by listing the table folder."""
+    t = target.requested_time
+    deleted = table.markers.finish(t)
+    if target.state == COMPLETED or not table.markers.enabled:
+        for f in table.data_files():
+            if f.instant == t and f.name not in deleted:
+                table.storage.delete(f.name, missing_ok=True)
+                deleted.append(f.name)
+    return deleted
+
+
 def rollback_failed_writes(table: Table) -> list[str]:
     timeline = table.timeline.reload()
     live = table.heartbeats.live
@@ -128,7 +138,19 @@ def rollback_failed_writes(table: Table) -> list[str]:
                 done.append(instant.requested_time)
         except RollbackError:
             pass  # it completed meanwhile
+    _finish_markers(table)
     return done
+
+
+def _finish_markers(table: Table) -> None:
+    """Marker directories of completed instants, left by a committer that died right after
+    completing: their unlisted files went before completion; a straggler's may remain."""
+    if not table.markers.enabled:
+        return
+    for t in table.markers.open_instants():
+        instant = table.timeline.get(t)
+        if instant is not None and instant.is_completed:
+            table.markers.finish(t, [f.name for f in table.catalog.files_of(instant)])
 
 
 def _resume(table: Table, rb: Instant) -> None:

@@ -40,6 +40,7 @@ from engine.table.conflicts import check_occ, check_unique_keys
 from engine.table.fencing import Fence
 from engine.table.file_cache import FileCache
 from engine.table.heartbeat import HEARTBEAT_DIR, Heartbeats
+from engine.table.markers import Markers
 from engine.table.merge import META_COLUMNS
 from engine.table.properties import (
     avro_schema_of,
@@ -125,7 +126,8 @@ class Table:
         )
         self.heartbeats = Heartbeats(storage, self.clock, heartbeat_interval_s)
         self.heartbeat_expiry_s = heartbeat_expiry_s or 2 * heartbeat_interval_s or 60.0
-        self._writer = FileWriter(storage, self.catalog, config, self.writer_id)
+        self.markers = Markers(storage, enabled=self.safety.markers)
+        self._writer = FileWriter(storage, self.catalog, config, self.writer_id, self.markers)
         self._started: dict[str, dict[str, Any]] = {}  # requested metadata of our instants
         self._last_hold: object | None = None  # the lock hold this table ended last, cleanly
         self._mutex = threading.RLock()
@@ -260,6 +262,7 @@ class Table:
         heartbeat file from its requested time, no older than the TrueTime wait here)."""
         inflight, meta = pending
         t = inflight.requested_time
+        self.markers.open(t)  # before any writer records a file of it
         self.heartbeats.start(t)
         self._started[t] = meta
         timing = InstantTiming(timing.lock_wait_ms + lock_wait_ms, timing.truetime_sleep_ms)
@@ -338,6 +341,9 @@ class Table:
         if clash:
             raise EngineError(f"commit metadata keys {clash} are reserved by the engine")
         effective, superseded = _effective(stats, t)
+        # Hudi's reconcile against markers, before the lock: the instant's files that this
+        # commit does not list (failed attempts, superseded flushes, temp files) go first.
+        self.markers.delete_unlisted(t, [s.file_name for s in effective])
         # Before the lock: the instant's own files (nobody else writes them; a rollback that
         # deletes them rolls the instant back first, which _committable sees under the lock,
         # so its error still comes first) and the schema.
@@ -391,6 +397,8 @@ class Table:
         # are harmless (the completed state wins on load); so is a stale heartbeat.
         with contextlib.suppress(OSError):
             self.timeline.remove_pending(done)
+        with contextlib.suppress(OSError):  # a straggler's files, then the markers go
+            self.markers.finish(t, [s.file_name for s in effective])
         with contextlib.suppress(OSError):
             self.heartbeats.stop(t)
         if pending is None:
