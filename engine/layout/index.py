@@ -4,7 +4,12 @@ bucket:  a stable hash of the key modulo the bucket count -> `fg-NNNN`.
          (Python's hash() is randomised per process; this one is the same everywhere.)
 dynamic: an index key -> file group built from the latest slices; new keys go to the
          smallest group, ties broken by a stable hash of (writer id, group) so that
-         different writers prefer different groups.
+         different writers prefer different groups; or (`buckets` given: a stream's
+         writer tasks) to their bucket's group, a rule every task applies alike.
+
+Routing (Hudi's bucket assigner): a stream decides each row's file group before its writer
+tasks run (`route_keys`) and sends every group to one task (`owner_tasks`), so that in one
+instant one task writes a file group.
 """
 
 from __future__ import annotations
@@ -111,9 +116,46 @@ class DynamicIndex:
         ties = [i for i, size in enumerate(self.sizes) if size == smallest]
         return min(ties, key=lambda i: zlib.crc32(f"{writer_id}/{self.file_ids[i]}".encode()))
 
-    def route(self, keys: pa.Array | pa.ChunkedArray, writer_id: str) -> Route:
+    def route(
+        self, keys: pa.Array | pa.ChunkedArray, writer_id: str, buckets: int | None = None
+    ) -> Route:
+        """Known keys to their group; new ones to the writer's smallest group, or with
+        `buckets` to their bucket's group (the same in every task)."""
         codes = self.lookup(keys)
         new = codes < 0
         if new.any():
-            codes[new] = self.group_for_new(writer_id)
+            if buckets is None:
+                codes[new] = self.group_for_new(writer_id)
+            else:
+                codes[new] = self.bucket_codes(keys, buckets)[new]
         return Route(list(self.file_ids), codes, new)
+
+    def bucket_codes(self, keys: pa.Array | pa.ChunkedArray, buckets: int) -> np.ndarray:
+        """The code of each key's bucket group (`fg-NNNN`, one of `file_ids`)."""
+        code_of = {fid: i for i, fid in enumerate(self.file_ids)}
+        table = np.array([code_of[bucket_file_id(b)] for b in range(buckets)], dtype=np.int64)
+        return table[bucket_of_keys(keys, buckets)]
+
+
+def route_keys(
+    keys: pa.Array | pa.ChunkedArray, op: str, buckets: int, index: DynamicIndex | None
+) -> Route:
+    """The file group of each row of a stream's micro-batch, decided before the writers run:
+    the bucket index hashes; the dynamic `index` (the same snapshot in every routing task)
+    keeps known keys in their group and places new keys (every key of an insert) by bucket,
+    which is what each writer task then does (DynamicIndex.route with `buckets`)."""
+    if index is None:
+        return route_bucket(keys, buckets)
+    if op == "insert":
+        return Route(list(index.file_ids), index.bucket_codes(keys, buckets))
+    return index.route(keys, "", buckets)
+
+
+def owner_tasks(file_ids: list[str], tasks: int) -> np.ndarray:
+    """The writer task that owns each file group: bucket `fg-NNNN` -> NNNN mod tasks (the
+    sources' key routing, so usually nothing moves), any other group by a stable hash."""
+    owners = []
+    for fid in file_ids:
+        number = fid[3:] if fid.startswith("fg-") else ""
+        owners.append(int(number) % tasks if number.isdigit() else zlib.crc32(fid.encode()) % tasks)
+    return np.array(owners, dtype=np.int64)

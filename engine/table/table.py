@@ -86,6 +86,7 @@ class Table:
         heartbeat_expiry_s: float | None = None,
         lock_timeout_s: float = 60.0,
         cache_bytes: int = 256 << 20,
+        new_keys_by_bucket: bool = False,
     ) -> None:
         self.storage, self.config, self.safety = storage, config, safety or Safety()
         storage.verify_writes = self.safety.verify_writes
@@ -128,6 +129,8 @@ class Table:
         self.heartbeat_expiry_s = heartbeat_expiry_s or 2 * heartbeat_interval_s or 60.0
         self.markers = Markers(storage, enabled=self.safety.markers)
         self._writer = FileWriter(storage, self.catalog, config, self.writer_id, self.markers)
+        # A stream's writer tasks: new dynamic-index keys go where its routing sent them.
+        self._writer.new_keys_by_bucket = new_keys_by_bucket
         self._started: dict[str, dict[str, Any]] = {}  # requested metadata of our instants
         self._last_hold: object | None = None  # the lock hold this table ended last, cleanly
         self._mutex = threading.RLock()
@@ -636,4 +639,23 @@ def _effective(stats: list[WriteStat], t: str) -> tuple[list[WriteStat], list[st
                 )
             bases[s.file_id] = s.file_name
     unique = list({s.file_name: s for s in effective}.values())
+    _one_writer_per_group(unique, t)
     return unique, sorted(superseded)
+
+
+def _one_writer_per_group(stats: list[WriteStat], t: str) -> None:
+    """A writer numbers its logs of a group from 1 up (later flushes pass `prior`), so two
+    logs of one version in one group are two writers of that group in one instant, which
+    routing by file group forbids (Hudi's bucket assigner)."""
+    seen: dict[tuple[str, int], str] = {}
+    for s in stats:
+        f = parse_data_file(s.file_name) if s.kind == "log" else None
+        if f is None:
+            continue
+        other = seen.setdefault((s.file_id, f.version), s.file_name)
+        if other != s.file_name:
+            raise EngineError(
+                f"instant {t} has two writers of file group {s.file_id}: {other} and"
+                f" {s.file_name}: in one instant one task writes a file group (route rows by"
+                " engine.layout.index.route_keys / owner_tasks)"
+            )

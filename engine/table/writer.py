@@ -98,6 +98,9 @@ class FileWriter:
         self.markers = markers or Markers(storage, enabled=False)  # recorded before each write
         self._pool = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1))
         self._index: tuple[FileSystemView, DynamicIndex] | None = None
+        # Dynamic index: new keys to their bucket's group, the rule a stream's routing
+        # applies before its tasks write (Table(new_keys_by_bucket=True)).
+        self.new_keys_by_bucket = False
 
     def write(
         self,
@@ -146,10 +149,14 @@ class FileWriter:
         if self.config.index == "bucket":
             return route_bucket(keys, self.config.file_groups)
         index = self._dynamic_index(view)
+        buckets = self.config.file_groups if self.new_keys_by_bucket else None
         if op == "insert":  # inserts skip the lookup: every key is new
-            codes = np.full(len(keys), index.group_for_new(self.writer_id), dtype=np.int64)
+            if buckets is None:
+                codes = np.full(len(keys), index.group_for_new(self.writer_id), dtype=np.int64)
+            else:
+                codes = index.bucket_codes(keys, buckets)
             return Route(list(index.file_ids), codes, np.ones(len(keys), dtype=bool))
-        route = index.route(keys, self.writer_id)
+        route = index.route(keys, self.writer_id, buckets)
         if op == "delete":  # deleting unknown keys is a no-op
             route.codes[route.new] = -1
             route.new = None
@@ -159,17 +166,7 @@ class FileWriter:
         cached = self._index
         if cached is not None and cached[0] is view:
             return cached[1]
-        key = self.config.key_field
-        keys_by_group = {}
-        for fid in view.file_ids():
-            base, logs = view.latest(fid)
-            files = ([base] if base else []) + logs
-            parts = [chunk for f in files for chunk in self.catalog.read_keys(f, key).chunks]
-            if parts:
-                keys_by_group[fid] = pa.chunked_array(parts).combine_chunks()
-        index = DynamicIndex(
-            keys_by_group, [bucket_file_id(b) for b in range(self.config.file_groups)]
-        )
+        index = dynamic_index(self.catalog, view, self.config)
         self._index = (view, index)
         return index
 
@@ -272,6 +269,18 @@ class FileWriter:
     def _check_new_name(name: str, before: list[WriteStat]) -> None:
         if any(s.file_name == name for s in before):
             raise ValueError(f"write token reused: {name} was already written in this instant")
+
+
+def dynamic_index(catalog: Catalog, view: FileSystemView, config: TableConfig) -> DynamicIndex:
+    """The dynamic index of `view`: the keys of each group's latest slice."""
+    keys_by_group = {}
+    for fid in view.file_ids():
+        base, logs = view.latest(fid)
+        files = ([base] if base else []) + logs
+        parts = [chunk for f in files for chunk in catalog.read_keys(f, config.key_field).chunks]
+        if parts:
+            keys_by_group[fid] = pa.chunked_array(parts).combine_chunks()
+    return DynamicIndex(keys_by_group, [bucket_file_id(b) for b in range(config.file_groups)])
 
 
 def _partition(

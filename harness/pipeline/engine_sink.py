@@ -23,6 +23,7 @@ from harness.pipeline.compaction import CompactionService
 from harness.pipeline.config import DriverConfig
 from harness.pipeline.engine_task import TaskConfig, write_with_engine
 from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA
+from harness.pipeline.routing import RouteConfig, needs_routing, route_by_file_group, route_values
 
 COORDINATOR_STATE_DIR = ".hoodie/.stream/coordinator"
 WRITER_STATE_DIR = ".hoodie/.stream/writers"
@@ -103,6 +104,17 @@ class EngineSink:
             self.compaction.start()
         self.server = CoordinatorServer(self.coordinator, host=cfg.rpc_host, secret=cfg.secret)
         self.endpoint = self.server.start()
+        # Routing by file group: needed unless each write makes its own groups (COW insert).
+        config = self.table.config
+        self._routing = needs_routing(config.table_type, cfg.op)
+        self._route_values: list[int] | None = None
+        # The dynamic index's snapshot is read as of the last completion (its own handle:
+        # the coordinator's table is busy on its threads).
+        self._index_table = (
+            Table.open(cfg.table_path, writer_id="router")
+            if self._routing and config.index == "dynamic"
+            else None
+        )
         self._acks: list[Any] = []
 
     def _exit_if_fenced(self, batch_id: int) -> None:
@@ -145,10 +157,30 @@ class EngineSink:
             fired_dir=self.cfg.fired_dir,
         )
         fn = functools.partial(write_with_engine, cfg=task_cfg.to_dict())
+        if self._routing:
+            df = route_by_file_group(df, self._route_config(df))
         df.mapInArrow(fn, TASK_RESULT_SCHEMA).collect()
         snapshot.result()
         self._exit_if_fenced(batch_id)
         self._restore_pending = False
+
+    def _route_config(self, df) -> RouteConfig:
+        if self._route_values is None:
+            self._route_values = route_values(df.sparkSession, self.cfg.writers)
+        config = self.table.config
+        as_of = None
+        if self._index_table is not None:
+            as_of = self._index_table.timeline.reload().last_completion_time()
+        return RouteConfig(
+            table_path=self.cfg.table_path,
+            key_field=config.key_field,
+            file_groups=config.file_groups,
+            index=config.index,
+            op=self.cfg.op,
+            tasks=self.cfg.writers,
+            route_values=self._route_values,
+            as_of=as_of,
+        )
 
     def checkpoint_complete(self, batch_id: int, info: dict) -> None:
         self.faults.deliver_ack(batch_id, self._notify)
@@ -195,3 +227,5 @@ class EngineSink:
             self.server.close()
             self.coordinator.close()
             self.table.close()
+            if self._index_table is not None:
+                self._index_table.close()

@@ -28,6 +28,7 @@ from harness.faults.skew import skew_task_clock
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
 from harness.pipeline.raw_sink import task_result
+from harness.pipeline.routing import without_route
 from harness.run_clock import RunClock
 
 _TABLES: dict[str, Table] = {}
@@ -70,6 +71,7 @@ def _table(cfg: TaskConfig, task: int, history: HistoryWriter) -> Table:
             clock=_CLOCKS[key],
             safety=Safety(**cfg.safety),
             writer_id=f"writer:{task}",
+            new_keys_by_bucket=True,  # where harness.pipeline.routing sent them
         )
         occurrences = [Occurrence.from_dict(o) for o in cfg.storage_faults]
         StorageFaults(
@@ -140,7 +142,7 @@ def write_with_engine(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any])
     writer.initialize_state(restored=config.restored)
     rows, newest = 0, 0.0
     for batch in batches:
-        writer.write(batch)
+        writer.write(without_route(batch))
         rows += batch.num_rows
     state = writer.end_of_checkpoint()
     newest = (state.metadata or {}).get("max_event_time") or 0.0
