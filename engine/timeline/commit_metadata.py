@@ -1,24 +1,23 @@
 """Commit metadata: the one typed model of what an instant records, and its two encodings.
 
-Completed instants hold an Avro object container file with one Apache Hudi 1.x
-`HoodieCommitMetadata` record (what Hudi readers parse in timeline layout 2): the write
-stats under `partitionToWriteStats[""]` (the table is not partitioned), the operation as
-`operationType`, and every engine field in `extraMetadata` (map<string, string>, each value
-JSON text), except `schema`, which holds the table's Avro schema as Hudi readers expect.
+Completed instants hold an Avro object container file (written by engine.timeline.avro,
+read with fastavro) with one Apache Hudi 1.x `HoodieCommitMetadata` record, what Hudi
+readers parse in timeline layout 2: the write stats under `partitionToWriteStats[""]`
+(the table is not partitioned), the operation as `operationType`, and every engine field
+in `extraMetadata` (map<string, string>, each value JSON text), except `schema`, which
+holds the table's Avro schema as Hudi readers expect.
 Pending (requested) files hold the same model as one JSON object: the engine reads them,
 Hudi readers never do.
 """
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-import fastavro
-
 from engine.errors import CorruptInstantError
+from engine.timeline.avro import ContainerCodec
 
 if TYPE_CHECKING:
     from engine.table.stats import WriteStat
@@ -70,23 +69,22 @@ _WRITE_STAT = {
         _opt("prevBaseFile", "string"),
     ],
 }
-HOODIE_COMMIT_METADATA = fastavro.parse_schema(
-    {
-        "namespace": "org.apache.hudi.avro.model",
-        "type": "record",
-        "name": "HoodieCommitMetadata",
-        "fields": [
-            _opt(
-                "partitionToWriteStats",
-                {"type": "map", "values": {"type": "array", "items": _WRITE_STAT}},
-            ),
-            _opt("compacted", "boolean"),
-            _opt("extraMetadata", {"type": "map", "values": "string"}),
-            {"name": "version", "type": ["int", "null"], "default": 1},
-            _opt("operationType", "string"),
-        ],
-    }
-)
+HOODIE_COMMIT_METADATA = {
+    "namespace": "org.apache.hudi.avro.model",
+    "type": "record",
+    "name": "HoodieCommitMetadata",
+    "fields": [
+        _opt(
+            "partitionToWriteStats",
+            {"type": "map", "values": {"type": "array", "items": _WRITE_STAT}},
+        ),
+        _opt("compacted", "boolean"),
+        _opt("extraMetadata", {"type": "map", "values": "string"}),
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        _opt("operationType", "string"),
+    ],
+}
+_CODEC = ContainerCodec(HOODIE_COMMIT_METADATA)
 
 
 @dataclass
@@ -143,7 +141,7 @@ class CommitMetadata:
 
     # -- the engine's JSON form (pending files) --------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, with_stats: bool = True) -> dict[str, Any]:
         """Flat JSON-safe dict: engine fields under their names, the caller's keys beside
         them (reserved_keys() keeps them apart), Nones and empty lists left out."""
         out: dict[str, Any] = dict(self.extra)
@@ -152,7 +150,7 @@ class CommitMetadata:
             if f.name in ("extra", "stats", "rollback") or value is None or value == []:
                 continue
             out[f.name] = value
-        if self.stats:
+        if self.stats and with_stats:
             out["stats"] = [s.to_dict(with_keys=False) for s in self.stats]
         if self.rollback is not None:
             rb = {f"rollback_{k}": v for k, v in vars(self.rollback).items() if v is not None}
@@ -193,8 +191,7 @@ class CommitMetadata:
     # -- Hudi's Avro form (completed files) ------------------------------------------------
 
     def to_avro_bytes(self) -> bytes:
-        flat = self.to_dict()
-        flat.pop("stats", None)
+        flat = self.to_dict(with_stats=False)
         flat.pop("avro_schema", None)
         op = flat.pop("operation", None)
         hudi_op = _HUDI_OPS.get(op) if op is not None else None
@@ -215,16 +212,14 @@ class CommitMetadata:
             "version": 1,
             "operationType": hudi_op or ("UNKNOWN" if op is not None else None),
         }
-        buf = io.BytesIO()
-        fastavro.writer(buf, HOODIE_COMMIT_METADATA, [record], validator=False)
-        return buf.getvalue()
+        return _CODEC.write(record)
 
     @classmethod
     def from_avro_bytes(cls, data: bytes, file: str) -> CommitMetadata:
         if not data:
             raise CorruptInstantError(file, "empty file (torn write?)")
         try:
-            records = list(fastavro.reader(io.BytesIO(data)))
+            records = _CODEC.read(data)
         except Exception as e:  # fastavro raises several types on bad input
             raise CorruptInstantError(file, f"not an Avro HoodieCommitMetadata ({e})") from None
         if len(records) != 1 or not isinstance(records[0], dict):

@@ -25,6 +25,7 @@ from engine.table.properties import (
     parse_properties,
 )
 from engine.timeline.active import TIMELINE_DIR
+from engine.timeline.avro import ContainerCodec
 from engine.timeline.commit_metadata import CommitMetadata, RollbackRecord
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -78,6 +79,32 @@ def test_completed_metadata_is_one_hoodie_commit_metadata_record():
     single = CommitMetadata(stats=[meta.stats[0]], operation="upsert")
     (record,) = fastavro.reader(io.BytesIO(single.to_avro_bytes()))
     assert record["operationType"] == "UPSERT" and record["compacted"] is False
+
+
+def test_the_container_codec_writes_what_fastavro_reads_and_reads_fastavro_files():
+    schema = {
+        "type": "record",
+        "name": "R",
+        "fields": [
+            {"name": "n", "type": ["null", "long"], "default": None},
+            {"name": "v", "type": ["int", "null"], "default": 1},
+            {"name": "s", "type": "string"},
+            {"name": "b", "type": "boolean"},
+            {"name": "m", "type": {"type": "map", "values": {"type": "array", "items": "long"}}},
+        ],
+    }
+    codec = ContainerCodec(schema)
+    records = [
+        {"n": -(2**62), "v": None, "s": "é✓", "b": True, "m": {"": [0, -1, 2**40]}},
+        {"n": None, "v": -3, "s": "", "b": False, "m": {}},
+    ]
+    for record in records:
+        data = codec.write(record)
+        assert list(fastavro.reader(io.BytesIO(data))) == [record]  # any Avro reader
+        assert codec.read(data) == [record]  # its own files: the fast path
+        other = io.BytesIO()
+        fastavro.writer(other, schema, [record, record], codec="deflate")
+        assert codec.read(other.getvalue()) == [record, record]  # the general path
 
 
 def test_properties_are_java_properties_lines():
