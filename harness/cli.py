@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from harness.cli_usage import OneLineUsageErrors
 from harness.scenario import ScenarioError, expand_matrix, load_scenario
 from harness.scenario.base import MAX_COUNT, MAX_PARALLEL
 
@@ -21,7 +22,12 @@ EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 VERDICT_EXIT = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_ERROR}
 
 # add_completion: `instantbench --install-completion` (bash, zsh, fish, PowerShell).
-app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False)
+app = typer.Typer(
+    cls=OneLineUsageErrors,  # usage errors: one line, exit 2 (harness/cli_usage.py)
+    add_completion=True,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
 # soft_wrap: a long line stays one line (a path is not cut in two), as tools expect.
 err = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)
