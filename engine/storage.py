@@ -35,13 +35,6 @@ AfterWriteHook = Callable[[str], None]
 TEMP_PREFIX = ".tmp-"  # a file being written; renamed or linked into place when whole
 
 
-def parquet_bytes(table: pa.Table) -> bytes:
-    """`table` as a Parquet file (base files, and the content of Parquet log blocks)."""
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="snappy")
-    return sink.getvalue().to_pybytes()
-
-
 class ResponseLostError(OSError):
     """Raised by a hook: the write goes ahead, then its response is lost (fault injection)."""
 
@@ -394,7 +387,9 @@ class Storage:
 
     def write_parquet(self, path: str, table: pa.Table) -> int:
         """Atomically write `table` as Parquet; returns the file size in bytes."""
-        return self.write_verified(path, parquet_bytes(table))
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="snappy")
+        return self.write_verified(path, sink.getvalue().to_pybytes())
 
     def write_verified(self, path: str, data: bytes) -> int:
         """Atomically write a data file; returns its size in bytes.

@@ -8,6 +8,7 @@ crashed task attempt left behind (same instant, another write token), are never 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pyarrow as pa
 
@@ -15,6 +16,7 @@ from engine.config import Safety
 from engine.layout.file_names import DataFile, parse_data_file
 from engine.layout.file_slices import FileSystemView, build_view
 from engine.storage import Storage
+from engine.table.data_files import decode_log, is_log
 from engine.table.file_cache import FileCache
 from engine.timeline.active import ActiveTimeline
 from engine.timeline.instant import DATA_ACTIONS, Instant
@@ -24,9 +26,15 @@ _VIEW_ACTIONS = (*DATA_ACTIONS, "compaction")
 
 class Catalog:
     def __init__(
-        self, storage: Storage, timeline: ActiveTimeline, safety: Safety, cache: FileCache
+        self,
+        storage: Storage,
+        timeline: ActiveTimeline,
+        safety: Safety,
+        cache: FileCache,
+        key_type: Callable[[], tuple[str, pa.DataType]],
     ) -> None:
         self.storage, self.timeline, self.safety, self.cache = storage, timeline, safety, cache
+        self.key_type = key_type  # (key column, its type): delete blocks hold keys as strings
         self._files: dict[str, list[DataFile]] = {}  # completed instant file name -> files
         self._plans: dict[str, list[str]] = {}  # pending compaction -> planned file ids
         self._latest: tuple[tuple, FileSystemView] | None = None
@@ -91,15 +99,24 @@ class Catalog:
         """A data file's contents, or only `columns` of it (those it has); cached."""
         name = data_file if isinstance(data_file, str) else data_file.name
         if columns is None:
-            return self.cache.get(name, lambda: self.storage.read_parquet(name))
+            return self.cache.get(name, lambda: self._load(name))
 
         def load() -> pa.Table:
             whole = self.cache.peek(name)
+            if whole is None and is_log(name):
+                whole = self.read(name)
             if whole is not None:
                 return whole.select([c for c in columns if c in whole.column_names])
             return self.storage.read_parquet(name, columns=columns)
 
         return self.cache.get(f"{name}#{','.join(columns)}", load)
+
+    def _load(self, name: str) -> pa.Table:
+        if not is_log(name):
+            return self.storage.read_parquet(name)
+        key, key_type = self.key_type()
+        data = self.storage.read_bytes(name)
+        return decode_log(data, name, key, key_type, self.storage.full_path(name))
 
     def read_keys(self, data_file: DataFile, key: str) -> pa.ChunkedArray:
         """Only the key column (dynamic index, pk check); cached apart from whole files."""

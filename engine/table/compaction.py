@@ -14,8 +14,15 @@ from typing import TYPE_CHECKING
 
 from engine.errors import EngineError, InstantStateError
 from engine.layout.file_names import BASE, base_file_name
+from engine.table.data_files import parquet_bytes
 from engine.table.markers import CREATE
-from engine.table.merge import concat, drop_deleted, last_per_key
+from engine.table.merge import (
+    concat,
+    drop_deleted,
+    file_head,
+    last_per_key,
+    with_file_name,
+)
 from engine.table.stats import WriteStat
 from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import INFLIGHT, REQUESTED, Instant
@@ -67,14 +74,15 @@ def run(table: Table, t: str) -> str:
         # Only the first run makes the marker directory: a later run (after a crash) finds
         # it, and a run that lost a race with a completion finds it gone and writes nothing.
         table.markers.open(t)
-    key, token = table.config.key_field, f"c{uuid.uuid4().hex[:10]}"
+    key, token, schema = table.config.key_field, f"c{uuid.uuid4().hex[:10]}", table.schema
     stats = []
     for entry in plan:
         names = ([entry["base"]] if entry["base"] else []) + entry["logs"]
-        merged = drop_deleted(last_per_key(concat([table.catalog.read(n) for n in names]), [key]))
+        files = [file_head(schema), *(table.catalog.read(n) for n in names)]
         name = base_file_name(entry["file_id"], token, t)
+        merged = with_file_name(drop_deleted(last_per_key(concat(files), [key])), name)
         table.markers.create(t, name, CREATE)
-        size = table.storage.write_parquet(name, merged)
+        size = table.storage.write_verified(name, parquet_bytes(merged))
         table.catalog.cache.put(name, merged)
         stats.append(
             WriteStat(

@@ -1,4 +1,12 @@
-"""Vectorised record merging (no per-row Python).
+"""Hudi's meta columns and vectorised record merging (no per-row Python).
+
+Every row of a data file starts with Hudi's five meta columns (non-null strings):
+`_hoodie_commit_time` (requested time of the instant that wrote this version),
+`_hoodie_commit_seqno` (`<instant>_<flush>_<row>`: Hudi's `<instant>_<task partition>_<n>`,
+with the file group's flush number within the instant standing in for the task, since one
+task writes a file group in an instant), `_hoodie_record_key` (the key's string form),
+`_hoodie_partition_path` ("": unpartitioned) and `_hoodie_file_name`. `_hoodie_is_deleted`
+is not stored (deletes live in log delete blocks); reads add it to delete markers.
 
 Rows are concatenated in commit order (base first, then logs/batches in order); the last
 row of each key wins, then deleted keys are dropped.
@@ -11,15 +19,56 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 COMMIT_TIME = "_hoodie_commit_time"
+COMMIT_SEQNO = "_hoodie_commit_seqno"
+RECORD_KEY = "_hoodie_record_key"
+PARTITION_PATH = "_hoodie_partition_path"
+FILE_NAME = "_hoodie_file_name"
+HOODIE_META = (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME)
 IS_DELETED = "_hoodie_is_deleted"
-META_COLUMNS = (COMMIT_TIME, IS_DELETED)
+META_COLUMNS = (*HOODIE_META, IS_DELETED)
+META_FIELDS = [*(pa.field(c, pa.string()) for c in HOODIE_META), pa.field(IS_DELETED, pa.bool_())]
 _POS = "__pos"
 
 
-def add_meta(records: pa.Table, instant: str, deleted: bool) -> pa.Table:
+def record_keys(keys: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Hudi's record key: the key value's string form."""
+    return keys if pa.types.is_string(keys.type) else pc.cast(keys, pa.string())
+
+
+def _constant(value: str, n: int) -> pa.Array:
+    return pa.repeat(pa.scalar(value, pa.string()), n)
+
+
+def add_meta(records: pa.Table, key: str, instant: str, flush: int, file_name: str) -> pa.Table:
+    """`records` (data columns) behind Hudi's five meta columns, as a new version."""
     n = records.num_rows
-    records = records.append_column(COMMIT_TIME, pa.repeat(pa.scalar(instant, pa.string()), n))
-    return records.append_column(IS_DELETED, pa.repeat(pa.scalar(deleted), n))
+    rows = pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string())
+    seqno = pc.binary_join_element_wise(f"{instant}_{flush}_", rows, "")
+    meta = [
+        _constant(instant, n),
+        seqno,
+        record_keys(records.column(key)),
+        _constant("", n),
+        _constant(file_name, n),
+    ]
+    return pa.table([*meta, *records.columns], names=[*HOODIE_META, *records.column_names])
+
+
+def file_head(schema: pa.Schema | None) -> pa.Table:
+    """An empty table with a data file's columns: the meta columns, then the data columns
+    in schema order (every file of a table has them so: hudi-rs concatenates the files of
+    a slice by column position). Put first in a concat, it fixes the order."""
+    return pa.schema([*META_FIELDS[:-1], *(schema or [])]).empty_table()
+
+
+def with_file_name(table: pa.Table, file_name: str) -> pa.Table:
+    """A file's rows as written into `file_name`: versions copied from an older file keep
+    their commit time and seqno, and name the file they now live in (as Hudi's merge
+    handle rewrites `_hoodie_file_name`); no delete flags are stored."""
+    if IS_DELETED in table.column_names:
+        table = table.drop_columns([IS_DELETED])
+    i = table.schema.get_field_index(FILE_NAME)
+    return table.set_column(i, FILE_NAME, _constant(file_name, table.num_rows))
 
 
 def concat(tables: list[pa.Table]) -> pa.Table:
@@ -48,6 +97,8 @@ def precombine(records: pa.Table, key: str, ordering_field: str | None) -> pa.Ta
 
 
 def drop_deleted(table: pa.Table) -> pa.Table:
+    if IS_DELETED not in table.column_names:
+        return table
     deleted = table.column(IS_DELETED)
     if deleted.null_count == 0 and not pc.any(deleted).as_py():
         return table

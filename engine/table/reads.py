@@ -10,7 +10,15 @@ import pyarrow.compute as pc
 
 from engine.layout.file_slices import FileSystemView
 from engine.table.catalog import Catalog
-from engine.table.merge import COMMIT_TIME, IS_DELETED, concat, drop_deleted, last_per_key
+from engine.table.merge import (
+    COMMIT_TIME,
+    IS_DELETED,
+    META_COLUMNS,
+    META_FIELDS,
+    concat,
+    drop_deleted,
+    last_per_key,
+)
 from engine.timeline.instant import Instant
 
 _GROUP = "__group"
@@ -30,7 +38,7 @@ def read_view(
     bases: list[pa.Table] = []
     merged_groups: list[pa.Table] = []
     # A group without logs needs no merge: read only the wanted columns of its base.
-    meta = (COMMIT_TIME, IS_DELETED) if with_meta else ()
+    meta = META_COLUMNS if with_meta else ()
     wanted = None if columns is None else list(dict.fromkeys([*columns, *meta]))
     for code, fid in enumerate(view.file_ids() if file_ids is None else file_ids):
         base, logs = view.latest(fid)
@@ -80,19 +88,22 @@ def _project(
     parts: list[pa.Table], schema: pa.Schema | None, columns: list[str] | None, with_meta: bool
 ) -> pa.Table:
     parts = [p for p in parts if p.num_rows] or parts[:1]
-    meta = [pa.field(COMMIT_TIME, pa.string()), pa.field(IS_DELETED, pa.bool_())]
-    if schema is not None:
-        # Delete-only logs carry just the key: the schema fills in the other columns.
-        parts = [pa.schema([*schema, *meta]).empty_table(), *parts]
-    table = concat(parts) if parts else pa.schema(meta).empty_table()
+    # Delete markers carry just the key: the schema fills in the other columns, and
+    # `_hoodie_is_deleted`, stored in no file, is false on every other row.
+    head = pa.schema([*(schema or []), *META_FIELDS]).empty_table()
+    table = concat([head, *parts])
     wanted = (
         list(columns)
         if columns is not None
-        else [c for c in table.column_names if c not in (COMMIT_TIME, IS_DELETED)]
+        else [c for c in table.column_names if c not in META_COLUMNS]
     )
     missing = [c for c in wanted if c not in table.column_names]
     if missing:
         raise KeyError(f"unknown column(s) {missing}; table columns: {table.column_names}")
     if with_meta:
-        wanted += [c for c in (COMMIT_TIME, IS_DELETED) if c not in wanted]
-    return table.select(wanted)
+        wanted += [c for c in META_COLUMNS if c not in wanted]
+    out = table.select(wanted)
+    if IS_DELETED in wanted:
+        i = wanted.index(IS_DELETED)
+        out = out.set_column(i, IS_DELETED, pc.fill_null(out.column(i), False))
+    return out

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from engine.clock import Clock, SystemClock
 from engine.config import Safety, TableConfig
@@ -37,6 +36,7 @@ from engine.storage import Storage
 from engine.table import compaction, rollback
 from engine.table.catalog import Catalog
 from engine.table.conflicts import check_occ, check_unique_keys
+from engine.table.data_files import data_schema, file_rows, key_type
 from engine.table.fencing import Fence
 from engine.table.file_cache import FileCache
 from engine.table.heartbeat import HEARTBEAT_DIR, Heartbeats
@@ -114,7 +114,14 @@ class Table:
         )
         self.timeline.fence = self.fence
         self.fence.on_claimed = lambda t: rollback.release_abandoned_claim(self, t)
-        self.catalog = Catalog(storage, self.timeline, self.safety, FileCache(cache_bytes))
+        # Delete blocks hold keys as strings: reads cast them back to the key's type.
+        self.catalog = Catalog(
+            storage,
+            self.timeline,
+            self.safety,
+            FileCache(cache_bytes),
+            key_type=lambda: (config.key_field, key_type(self.schema, config.key_field)),
+        )
         self.generator = InstantTimeGenerator(
             self.clock,
             self.lock,
@@ -447,10 +454,10 @@ class Table:
 
     def _schema_text(self, stats: list[WriteStat]) -> str | None:
         schema = self.schema
-        if schema is None and stats:
-            data = self.storage.read_bytes(stats[0].file_name)
-            full = pq.read_schema(pa.BufferReader(data))
-            schema = pa.schema([f for f in full if f.name not in META_COLUMNS])
+        for s in stats if schema is None else []:  # the first file with data columns
+            schema = data_schema(self.storage, s.file_name)
+            if schema is not None:
+                break
         return encode_schema(schema) if schema is not None else None
 
     # -- rollback ------------------------------------------------------------------------
@@ -538,14 +545,14 @@ class Table:
         return self.view(as_of).file_ids()
 
     def stored_rows(self, as_of: str | None = None) -> int:
-        """Rows stored in the files a snapshot reads (from Parquet footers; an upper bound
-        on the rows it returns): how big a full read would be."""
+        """Rows stored in the files a snapshot reads (Parquet footers, delete blocks' keys; an
+        upper bound on the rows it returns): how big a full read would be."""
         view = self.view(as_of)
         total = 0
         for fid in view.file_ids():
             base, logs = view.latest(fid)
             for f in ([base] if base is not None else []) + logs:
-                total += self.storage.parquet_rows(f.name)
+                total += file_rows(self.storage, f.name)
         return total
 
     def incremental(

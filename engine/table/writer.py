@@ -23,16 +23,26 @@ from engine.layout.file_names import BASE, LOG, base_file_name, check_id, log_fi
 from engine.layout.file_slices import FileSystemView
 from engine.layout.index import DynamicIndex, Route, bucket_file_id, route_bucket
 from engine.storage import Storage
+from engine.table.avro_schema import avro_schema_json
 from engine.table.catalog import Catalog
+from engine.table.data_files import (
+    data_log_bytes,
+    delete_log_bytes,
+    delete_markers,
+    delete_ordering,
+    log_header,
+    parquet_bytes,
+)
 from engine.table.markers import APPEND, CREATE, MERGE, Markers
 from engine.table.merge import (
     META_COLUMNS,
+    META_FIELDS,
     add_meta,
     concat,
-    drop_deleted,
-    last_per_key,
     precombine,
+    with_file_name,
 )
+from engine.table.properties import table_name
 from engine.table.stats import WriteStat
 
 OPS = ("insert", "upsert", "delete")
@@ -123,6 +133,8 @@ class FileWriter:
         if self.config.table_type == "cow" and op == "insert":
             return [self._append(instant, records, token)]
         route = self._route(records, op, view)
+        mor = self.config.table_type == "mor"
+        log = self._log_format(instant, schema or records.schema) if mor else None
         jobs = []
         for code, rows, new in _partition(records, route):
             fid = route.file_ids[code]
@@ -135,7 +147,9 @@ class FileWriter:
                     (self._merge_base, (instant, fid, rows, op, token, before, view, new_keys))
                 )
             else:
-                jobs.append((self._append_log, (instant, fid, rows, op, token, before, new_keys)))
+                jobs.append(
+                    (self._append_log, (instant, fid, rows, op, token, before, new_keys, log))
+                )
         if len(jobs) == 1:
             results = [jobs[0][0](*jobs[0][1])]
         else:
@@ -172,12 +186,19 @@ class FileWriter:
 
     # -- writing -------------------------------------------------------------------------
 
+    def _log_format(self, instant: str, schema: pa.Schema) -> tuple[dict[int, str], tuple]:
+        """The header of this instant's log blocks (the writer's Avro schema with the meta
+        fields, as Hudi writes it) and the ordering value of its delete records."""
+        meta = [pa.field(f.name, f.type) for f in META_FIELDS[:-1]]
+        avro = avro_schema_json(pa.schema([*meta, *schema]), table_name(self.storage))
+        return log_header(instant, avro), delete_ordering(schema, self.config.ordering_field)
+
     def _append(self, instant: str, records: pa.Table, token: str) -> WriteStat:
         fid = f"ap-{uuid.uuid4().hex[:12]}"
-        table = add_meta(records, instant, False)
         name = base_file_name(fid, token, instant)
+        table = add_meta(records, self.config.key_field, instant, 0, name)
         self.markers.create(instant, name, CREATE)
-        size = self.storage.write_parquet(name, table)
+        size = self.storage.write_verified(name, parquet_bytes(table))
         self.catalog.cache.put(name, table)
         new_keys = records.column(self.config.key_field).to_pylist() if self._tracks_new() else None
         n = records.num_rows
@@ -207,23 +228,31 @@ class FileWriter:
             prev = base.name if base is not None else None
         base_rows = self.catalog.read(prev) if prev is not None else None
         n = rows.num_rows
+        name = base_file_name(fid, token, instant)
         if base_rows is None:
             if op == "delete":
                 return None
-            merged, inserts, deletes = add_meta(rows, instant, False), n, 0
+            merged, inserts, deletes = add_meta(rows, key, instant, len(before), name), n, 0
         else:
-            present = pc.is_in(rows.column(key), value_set=base_rows.column(key))
-            hits = pc.sum(present).as_py() or 0
+            # Keys are unique in the base and in the batch: the hits are the base's
+            # versions the batch replaces or deletes.
+            replaced = pc.is_in(base_rows.column(key), value_set=rows.column(key))
+            hits = pc.sum(replaced).as_py() or 0
             if op == "delete" and hits == 0:
                 return None
-            batch = add_meta(rows, instant, op == "delete")
-            merged = drop_deleted(last_per_key(concat([base_rows, batch]), [key]))
+            # The versions kept, then the batch's (the order last_per_key would give;
+            # concatenating copies nothing).
+            kept = base_rows.filter(pc.invert(replaced)) if hits else base_rows
+            if op != "delete":
+                kept = concat([kept, add_meta(rows, key, instant, len(before), name)])
+            if kept.column(0).num_chunks > 16:  # cached merges would fragment over writes
+                kept = kept.combine_chunks()
+            merged = with_file_name(kept, name)
             inserts = 0 if op == "delete" else n - hits
             deletes = hits if op == "delete" else 0
-        name = base_file_name(fid, token, instant)
         self._check_new_name(name, before)
         self.markers.create(instant, name, MERGE if prev is not None else CREATE)
-        size = self.storage.write_parquet(name, merged)
+        size = self.storage.write_verified(name, parquet_bytes(merged))
         self.catalog.cache.put(name, merged)
         return WriteStat(
             fid,
@@ -250,13 +279,21 @@ class FileWriter:
         token: str,
         before: list[WriteStat],
         new_keys: list | None,
+        log: tuple[dict[int, str], tuple],
     ) -> WriteStat:
         version = 1 + sum(s.kind == LOG for s in before)
         name = log_file_name(fid, instant, version, token)
         self._check_new_name(name, before)
         self.markers.create(instant, name, APPEND)
-        table = add_meta(rows, instant, op == "delete")
-        size = self.storage.write_parquet(name, table)
+        header, ordering = log
+        key = self.config.key_field
+        if op == "delete":
+            table = delete_markers(rows.column(key).combine_chunks(), key, instant, name)
+            data = delete_log_bytes(table.column(key), header, ordering)
+        else:
+            table = add_meta(rows, key, instant, version - 1, name)
+            data = data_log_bytes(table, header)
+        size = self.storage.write_verified(name, data)
         self.catalog.cache.put(name, table)
         n = rows.num_rows
         deletes = n if op == "delete" else 0

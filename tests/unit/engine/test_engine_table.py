@@ -234,7 +234,16 @@ def test_snapshot_columns_and_meta(make_table):
     with t.transaction() as tx:
         tx.write(rows([1]))
     assert t.snapshot(columns=["v"]).column_names == ["v"]
-    assert t.snapshot(with_meta=True).column_names == ["id", "v", "_hoodie_commit_time", "_hoodie_is_deleted"]
+    assert t.snapshot(with_meta=True).column_names == [
+        "id",
+        "v",
+        "_hoodie_commit_time",
+        "_hoodie_commit_seqno",
+        "_hoodie_record_key",
+        "_hoodie_partition_path",
+        "_hoodie_file_name",
+        "_hoodie_is_deleted",
+    ]
     with pytest.raises(KeyError, match="nope"):
         t.snapshot(columns=["nope"])
 

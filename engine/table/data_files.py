@@ -1,0 +1,157 @@
+"""The bytes of data files: Parquet base files and Hudi log files, written and read back.
+
+A log file holds one block (engine/layout/log_format.py): a Parquet data block of new
+versions, or a delete block of record keys. Decoded for the engine's merges, a delete
+block becomes delete markers: rows with the meta columns, the typed key and
+`_hoodie_is_deleted` true (other columns null).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from engine.errors import CorruptFileError
+from engine.layout.file_names import LOG, parse_data_file
+from engine.layout.log_format import (
+    DELETE_BLOCK,
+    INSTANT_TIME,
+    ORDERING_INT,
+    ORDERING_LONG,
+    ORDERING_STRING,
+    PARQUET_DATA_BLOCK,
+    SCHEMA,
+    LogFormatError,
+    decode_delete_keys,
+    encode_block,
+    encode_delete_content,
+    read_blocks,
+)
+from engine.storage import Storage
+from engine.table.merge import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    HOODIE_META,
+    IS_DELETED,
+    META_FIELDS,
+    PARTITION_PATH,
+    RECORD_KEY,
+    concat,
+    record_keys,
+)
+
+# Unique per row: no dictionary, no statistics; delta encoding stores their shared
+# prefixes once (the seqno column shrinks about 4x, the files to about their pre-Hudi size).
+_UNIQUE = (COMMIT_SEQNO, RECORD_KEY)
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    """A data file's rows as Parquet: a base file, or the content of a Parquet log block."""
+    names = table.column_names
+    sink = pa.BufferOutputStream()
+    pq.write_table(
+        table,
+        sink,
+        compression="snappy",
+        use_dictionary=[c for c in names if c not in _UNIQUE],
+        write_statistics=[c for c in names if c not in _UNIQUE],
+        column_encoding={c: "DELTA_BYTE_ARRAY" for c in _UNIQUE if c in names},
+    )
+    return sink.getvalue().to_pybytes()
+
+
+def is_log(name: str) -> bool:
+    parsed = parse_data_file(name)
+    return parsed is not None and parsed.kind == LOG
+
+
+def log_header(instant: str, avro_schema: str | None) -> dict[int, str]:
+    """INSTANT_TIME and SCHEMA (the writer's Avro schema with the meta fields), as Hudi's
+    append handle heads both its data and its delete blocks."""
+    return {INSTANT_TIME: instant, **({SCHEMA: avro_schema} if avro_schema else {})}
+
+
+def data_log_bytes(rows: pa.Table, header: dict[int, str]) -> bytes:
+    return encode_block(PARQUET_DATA_BLOCK, header, parquet_bytes(rows))
+
+
+def delete_ordering(schema: pa.Schema | None, field: str | None) -> tuple[int, int | str]:
+    """The orderingVal of delete records: zero of the ordering field's type (hudi-rs then
+    orders a delete against a version by commit time; it needs the types to match)."""
+    t = schema.field(field).type if schema is not None and field in schema.names else None
+    if t is not None and pa.types.is_string(t):
+        return ORDERING_STRING, ""
+    if t is not None and pa.types.is_integer(t) and t.bit_width <= 32 and t != pa.uint32():
+        return ORDERING_INT, 0
+    return ORDERING_LONG, 0
+
+
+def delete_log_bytes(keys: pa.Array, header: dict[int, str], ordering: tuple) -> bytes:
+    content = encode_delete_content(record_keys(keys).to_pylist(), ordering)
+    return encode_block(DELETE_BLOCK, header, content)
+
+
+def delete_markers(keys: pa.Array, key: str, instant: str, file_name: str) -> pa.Table:
+    n = len(keys)
+    columns = {
+        COMMIT_TIME: pa.repeat(pa.scalar(instant, pa.string()), n),
+        RECORD_KEY: record_keys(keys),
+        PARTITION_PATH: pa.repeat(pa.scalar("", pa.string()), n),
+        FILE_NAME: pa.repeat(pa.scalar(file_name, pa.string()), n),
+        key: keys,
+        IS_DELETED: pa.repeat(pa.scalar(True), n),
+    }
+    return pa.table(columns)
+
+
+def decode_log(
+    data: bytes, name: str, key: str, key_type: pa.DataType, path: str | None = None
+) -> pa.Table:
+    """A log file's rows in block order (torn blocks skipped, as Hudi's reader does);
+    CorruptFileError names `path` (default `name`) for a file that is no Hudi log."""
+    parts = []
+    try:
+        for block in read_blocks(data):
+            if block.block_type == PARQUET_DATA_BLOCK:
+                parts.append(pq.read_table(pa.BufferReader(block.content)))
+            elif block.block_type == DELETE_BLOCK:
+                keys = pa.array(decode_delete_keys(block.content), pa.string()).cast(key_type)
+                parts.append(delete_markers(keys, key, block.instant or "", name))
+            else:  # command (rollback) and other blocks: the engine writes none
+                raise LogFormatError(f"unsupported log block type {block.block_type}")
+    except (LogFormatError, pa.ArrowInvalid, OSError, IndexError, UnicodeDecodeError) as e:
+        raise CorruptFileError(path or name, str(e)) from None
+    if not parts:  # torn: nothing readable
+        return pa.schema([*META_FIELDS, pa.field(key, key_type)]).empty_table()
+    return concat(parts)
+
+
+def file_rows(storage: Storage, name: str) -> int:
+    """Rows stored in a data file (Parquet footers; a delete block counts its keys)."""
+    if not is_log(name):
+        return storage.parquet_rows(name)
+    total = 0
+    for block in read_blocks(storage.read_bytes(name)):
+        if block.block_type == PARQUET_DATA_BLOCK:
+            total += pq.ParquetFile(pa.BufferReader(block.content)).metadata.num_rows
+        elif block.block_type == DELETE_BLOCK:
+            total += len(decode_delete_keys(block.content))
+    return total
+
+
+def data_schema(storage: Storage, name: str) -> pa.Schema | None:
+    """The data columns of a file (without meta columns); None for a delete-only log."""
+    data = storage.read_bytes(name)
+    if is_log(name):
+        blocks = [b for b in read_blocks(data) if b.block_type == PARQUET_DATA_BLOCK]
+        if not blocks:
+            return None
+        data = blocks[0].content
+    full = pq.read_schema(pa.BufferReader(data))
+    return pa.schema([f for f in full if f.name not in (*HOODIE_META, IS_DELETED)])
+
+
+def key_type(schema: pa.Schema | None, key: str) -> pa.DataType:
+    """The key column's type (string while no schema is known)."""
+    return schema.field(key).type if schema is not None and key in schema.names else pa.string()
