@@ -46,6 +46,7 @@ class Storage:
         if storage_s3.is_s3(root):
             location = storage_s3.parse_location(root)
             self._s3 = storage_s3.Objects(location)
+            self._folders = storage_s3.Folders(self._s3)
             filesystem = filesystem or storage_s3.filesystem(location.endpoint, location.region)
             root = location.root
         self.filesystem = filesystem or pafs.LocalFileSystem()
@@ -185,12 +186,12 @@ class Storage:
 
     def _create_once(self, full: str, data: bytes, parents: bool, write_id: str) -> None:
         if self._s3 is not None:
-            if not parents and self._info(full.rsplit("/", 1)[0]).type != pafs.FileType.Directory:
-                raise FileNotFoundError(full)
             try:
                 self._s3.put(full, data, write_id, if_none_match=True)
             except storage_s3.PreconditionFailed:
                 raise FileExistsError(f"{full} already exists") from None
+            if not parents:  # created in a sealed folder: refused (storage_s3.Folders)
+                self._folders.refuse_if_sealed(full.rsplit("/", 1)[0])
         elif self._local:
             tmp = self._write_temp(full, data, parents)
             try:
@@ -226,9 +227,15 @@ class Storage:
 
         FileNotFoundError if `staging` is gone or the temp was taken out of it meanwhile (a
         sealed fence grant: engine/table/fencing.py); FileExistsError, with `filename` the
-        full path, if `claim` or `path` exists."""
+        full path, if `claim` or `path` exists. S3: storage_s3.Folders.put_staged."""
         full = self.full_path(path)
-        self._hook("put", full)
+        lost = self._hook("put", full)
+        if self._s3 is not None:
+            claim_full = self.full_path(claim) if claim is not None else None
+            self._folders.put_staged(self.full_path(staging), full, data, claim_full, replace)
+            self._after_write(full)
+            self._lose(lost, full)
+            return
         tmp = self._write_temp(f"{self.full_path(staging)}/{path.rsplit('/', 1)[-1]}", data, False)
         try:
             for target, exclusive in ((claim, True), (path, not replace)):
@@ -246,6 +253,14 @@ class Storage:
             with contextlib.suppress(FileNotFoundError):
                 self.filesystem.delete_file(tmp)
         self._after_write(full)
+        self._lose(lost, full)
+
+    @staticmethod
+    def _lose(lost: bool, full: str) -> None:
+        """A write without a retry here whose response a hook lost: it landed, the caller
+        gets the error (as from a store that timed out after applying it)."""
+        if lost:
+            raise ResponseLostError(errno.ETIMEDOUT, "response lost after the write landed", full)
 
     def _link_full(self, full_src: str, full_dst: str) -> None:
         if self._local:
@@ -273,17 +288,24 @@ class Storage:
         """Make `dst` hold the bytes of `src`, only if `dst` is absent: FileExistsError if it
         exists, FileNotFoundError if `src` is gone. Local storage: a hard link, atomic."""
         full_dst = self.full_path(dst)
-        self._hook("put", full_dst)
+        lost = self._hook("put", full_dst)
         self._link_full(self.full_path(src), full_dst)
+        self._lose(lost, full_dst)
 
     def create_dir(self, path: str) -> None:
         """Create one directory, never its parents: FileExistsError if it exists,
         FileNotFoundError if the parent does not (a removed parent stays removed)."""
         full = self.full_path(path)
-        self._hook("put", full)
+        lost = self._hook("put", full)
         if self._local:
             os.mkdir(full)
-            return
+        elif self._s3 is not None:
+            self._folders.create(full)
+        else:
+            self._create_dir_checked(full)
+        self._lose(lost, full)
+
+    def _create_dir_checked(self, full: str) -> None:
         if self._info(full.rsplit("/", 1)[0]).type != pafs.FileType.Directory:
             raise FileNotFoundError(full)
         if self._info(full).type != pafs.FileType.NotFound:
@@ -306,6 +328,11 @@ class Storage:
                 if e.errno in (errno.ENOTEMPTY, errno.EEXIST):
                     return False
                 raise
+            return True
+        if self._s3 is not None and self._folders.seal(full) is not None:
+            for name in self.list(path):  # a folder of folders: seal those still open
+                with contextlib.suppress(NotADirectoryError):
+                    self._folders.seal(f"{full}/{name}")
             return True
         if self.list(path):
             return False
@@ -337,6 +364,17 @@ class Storage:
         self._hook("rename", full_src)
         if self._info(full_src).type == pafs.FileType.NotFound:
             raise FileNotFoundError(full_src)
+        sealed = self._folders.seal(full_src) if self._s3 is not None else None
+        if sealed is not None:
+            # A folder: sealed where it is (nothing is created in it any more; sealed before
+            # this call, it is gone as after a rename), then its objects move, one copy and
+            # delete each (no one adds to it meanwhile), under a folder as pyarrow makes one.
+            if not sealed:
+                raise FileNotFoundError(full_src)
+            self.filesystem.create_dir(self.full_path(dst), recursive=False)
+            for rel in self.walk(src):
+                self.filesystem.move(self.full_path(rel), self.full_path(dst + rel[len(src) :]))
+            return
         self.filesystem.move(full_src, self.full_path(dst))
 
     def delete(self, path: str, missing_ok: bool = False) -> None:
@@ -375,9 +413,37 @@ class Storage:
             except FileNotFoundError:
                 return []
         selector = pafs.FileSelector(full, allow_not_found=True)
-        return [i.base_name for i in self.filesystem.get_file_info(selector)]
+        # An object can share its name with a folder (a fence marker): name it once.
+        return sorted({i.base_name for i in self.filesystem.get_file_info(selector)})
+
+    def walk(self, directory: str = "") -> list[str]:
+        """Paths (relative to the root) of every file under `directory`, sorted."""
+        full = self.full_path(directory)
+        self._hook("list", full)
+        selector = pafs.FileSelector(full, recursive=True, allow_not_found=True)
+        infos = self.filesystem.get_file_info(selector)
+        start = len(self.root) + 1
+        return sorted(i.path[start:] for i in infos if i.type == pafs.FileType.File)
+
+    def copy_to_local(self, target: str) -> None:
+        """Copy the whole table into the local folder `target` (an object store's folder
+        markers become folders)."""
+        files = self.walk()
+        folders = {rel[:i] for rel in files for i, c in enumerate(rel) if c == "/"}
+        for rel in files:
+            dest = os.path.join(target, rel)
+            data = self.read_bytes(rel)
+            if rel in folders or (self._s3 is not None and self._folders.is_marker(data)):
+                os.makedirs(dest, exist_ok=True)
+                continue
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            with open(dest, "wb") as f:
+                f.write(data)
 
     def makedirs(self, directory: str) -> None:
+        if self._s3 is not None:  # a folder marker (storage_s3.Folders); parents are implicit
+            self._folders.ensure(self.full_path(directory))
+            return
         self.filesystem.create_dir(self.full_path(directory), recursive=True)
 
     def _info(self, full: str) -> pafs.FileInfo:

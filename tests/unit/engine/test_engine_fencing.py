@@ -99,10 +99,10 @@ def _completed(table: Table, t: str) -> list[str]:
 
 
 @pytest.fixture
-def path(tmp_path) -> str:
-    p = str(tmp_path / "t")
-    Table.create(p, TableConfig(file_groups=2), rows([0]).schema, max_skew_ms=0).close()
-    return p
+def path(storage_root) -> str:
+    """The table on each backend: a local folder, then an S3 store (storage_s3.Folders)."""
+    Table.create(storage_root, TableConfig(file_groups=2), rows([0]).schema, max_skew_ms=0).close()
+    return storage_root
 
 
 # ------------------------------------------------------------------------- at most once
@@ -324,14 +324,19 @@ def test_a_seal_finishes_a_completion_its_writer_had_claimed(path):
         t = zombie.start_instant()
     stats = zombie.write_files(t, rows([4]))
     storage, seam = zombie.storage, Seam()
-    real_link = storage._link_full
+    # Local: the claim is a link of the staged temp; S3: a conditional PUT (engine/storage_s3.py).
+    target, name, dst_arg = (
+        (storage._s3, "put", 0) if storage.kind == "s3" else (storage, "_link_full", 1)
+    )
+    real = getattr(target, name)
 
-    def link_then_stop(src: str, dst: str) -> None:
-        real_link(src, dst)
-        if "/claims/" in dst:
+    def claim_then_stop(*args, **kwargs):
+        result = real(*args, **kwargs)
+        if "/claims/" in args[dst_arg]:
             seam()
+        return result
 
-    storage._link_full = link_then_stop
+    setattr(target, name, claim_then_stop)
 
     def commit() -> str:
         with epoch_scope(old):
