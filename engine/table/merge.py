@@ -36,14 +36,29 @@ def record_keys(keys: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
 
 
 def _constant(value: str, n: int) -> pa.Array:
-    return pa.repeat(pa.scalar(value, pa.string()), n)
+    """`n` copies of `value`, built from two buffers (pa.repeat copies string by string)."""
+    raw = value.encode()
+    offsets = pa.py_buffer(np.arange(n + 1, dtype=np.int32) * len(raw))
+    return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(raw * n))
+
+
+_row_numbers = pa.array([], pa.string())  # "0", "1", ...: grown on demand, sliced (no copy)
+
+
+def _numbers(n: int) -> pa.Array:
+    global _row_numbers
+    numbers = _row_numbers
+    if len(numbers) < n:
+        size = max(n, 2 * len(numbers))
+        numbers = pc.cast(pa.array(np.arange(size, dtype=np.int64)), pa.string())
+        _row_numbers = numbers
+    return numbers.slice(0, n)
 
 
 def add_meta(records: pa.Table, key: str, instant: str, flush: int, file_name: str) -> pa.Table:
     """`records` (data columns) behind Hudi's five meta columns, as a new version."""
     n = records.num_rows
-    rows = pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string())
-    seqno = pc.binary_join_element_wise(f"{instant}_{flush}_", rows, "")
+    seqno = pc.binary_join_element_wise(f"{instant}_{flush}_", _numbers(n), "")
     meta = [
         _constant(instant, n),
         seqno,
