@@ -43,7 +43,7 @@ def test_bench_commit_1000_files(benchmark, table):
     import pyarrow.parquet as pq
 
     pq.write_table(
-        pa.table({"id": [1], "v": [1], "_hoodie_commit_time": ["x"], "_hoodie_is_deleted": [False]}), payload
+        pa.table({"_hoodie_commit_time": ["x"], "id": [1], "v": [1]}), payload
     )
     data = payload.getvalue().to_pybytes()
 
