@@ -94,8 +94,9 @@ EVIDENCE: dict[str, Evidence] = {
     ),
     "storage_error": Evidence(
         "the process whose operation failed",
-        "the operation raised the injected error",
-        ("op", "path", "pid"),
+        "the operation raised the injected error (mode lost_response: the storage lands the "
+        "put, then loses its response; it retries a plain or conditional put itself)",
+        ("op", "path", "pid", "mode (lost_response)"),
     ),
     "torn_file": Evidence(
         "the writer task",

@@ -4,7 +4,8 @@ touches the table (driver, writer tasks, batch writers, readers); each hook deci
 run clock whether its fault is active.
 
 Evidence follows the effect: latency is recorded after an operation was held back,
-an error when the operation is failed, a torn file once it was truncated on storage."""
+an error when the operation is failed (a lost response when the storage is told to land
+the put and then lose its response), a torn file once it was truncated on storage."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import threading
 import time
 from typing import Any
 
-from engine.storage import Storage
+from engine.storage import ResponseLostError, Storage
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
@@ -80,6 +81,9 @@ class StorageFaults:
                 self._record_latency_once(o, op, path, held_ms)
         for o in self.errors:
             if o.at_s <= elapsed and OPS[o.params["op"]] == op and self._take(o):
+                if o.params.get("mode") == "lost_response":  # the storage lands the put
+                    self._record(o, op=op, path=path, pid=os.getpid(), mode="lost_response")
+                    raise ResponseLostError(f"injected lost response: {op} {path}")
                 self._record(o, op=op, path=path, pid=os.getpid())
                 raise InjectedStorageError(f"injected storage error: {op} {path}")
 

@@ -17,6 +17,7 @@ from harness.runner.final_state import read_final_state
 from harness.runner.lock_setup import lock_environment
 from harness.runner.per_second import write_per_second
 from harness.runner.rundir import RunPaths
+from harness.runner.table_store import storage_environment
 from harness.scenario import Scenario
 from harness.scenario.faults import is_worker_skew
 
@@ -148,6 +149,7 @@ def analyse_run(
             **spark_tools(paths, events),
             "instant_mode": _instant_mode(scenario, events),
             "lock": lock_environment(paths) or {"provider": scenario.engine.lock.provider},
+            "storage": storage_environment(scenario),
         },
     }
 

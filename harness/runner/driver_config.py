@@ -60,7 +60,7 @@ def driver_config(
     return DriverConfig(
         run_id=run_id,
         run_dir=str(paths.root),
-        table_path=str(paths.table),
+        table_path=paths.table_location,
         checkpoint_dir=str(paths.checkpoint),
         history_dir=str(paths.history),
         state_dir=str(paths.state),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunPaths, new_run_dir
 from harness.runner.supervisor import Supervisor
 from harness.runner.table_setup import set_up_table
+from harness.runner.table_store import TableStore
 from harness.scenario import Scenario
 from harness.scenario.faults import is_worker_skew
 from harness.workload.background import Background, start_background
@@ -101,20 +103,35 @@ def run_scenario(
         paths.scenario.write_text(scenario.to_yaml())
     except OSError as exc:
         raise RunError(f"{out}: cannot create a run directory there ({exc})") from None
+    store = TableStore(scenario, paths)
+    try:
+        paths = dataclasses.replace(paths, location=store.start())
+    except (OSError, RuntimeError) as exc:
+        store.stop()
+        raise RunError(
+            f"{scenario.source_file}: table.storage: cannot reach the table's store ({exc})"
+        ) from None
+    try:
+        return _run_in_store(scenario, paths, variant, quiet, master, store)
+    finally:
+        store.stop()
+
+
+def _run_in_store(scenario, paths, variant, quiet, master, store: TableStore) -> RunOutcome:
     run_lock = start_run_lock(scenario, paths)  # a ZooKeeper for the run: stopped below
     try:
         set_up_table(scenario, paths)
     except (OSError, EngineError) as exc:  # table.path unusable, or a table is there already
         raise RunError(
-            f"{scenario.source_file}: table.path: cannot create the table at {paths.table} "
-            f"({exc}); allowed: a path where a new directory can be made"
+            f"{scenario.source_file}: table.path: cannot create the table at "
+            f"{paths.table_location} ({exc}); allowed: a path where a new directory can be made"
         ) from None
     try:
         cluster = start_cluster(scenario, paths)
     except KeyboardInterrupt as exc:  # up() tore down what it had started
         raise _partial(scenario, paths, variant, as_interrupted(exc), None) from None
     try:
-        return _run(scenario, paths, variant, quiet, master, cluster)
+        return _run(scenario, paths, variant, quiet, master, cluster, store)
     finally:
         if cluster is not None:
             with signals_held():  # a second Ctrl-C must not leave half the cluster running
@@ -142,7 +159,7 @@ def start_cluster(scenario: Scenario, paths: RunPaths):
     return cluster
 
 
-def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
+def _run(scenario, paths, variant, quiet, master, cluster, store: TableStore) -> RunOutcome:
     run_id = paths.root.name
     history = HistoryWriter(paths.history, "runner")
     if cluster is not None:
@@ -150,6 +167,7 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
     cfg = driver_config(scenario, paths, run_id, master)
     if cluster is not None:
         cfg.spark_conf.update(cluster.info.spark_conf)  # carries the cluster's auth secret
+    cfg.spark_conf.update(store.executor_env())  # an object store's credentials
     cfg_path = paths.control / "driver.json"
     cfg.save(cfg_path)
     supervisor = Supervisor(
@@ -185,7 +203,7 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
                 checkpoint_interval_s=scenario.engine.checkpoint_interval_s,
             )
             background = start_background(
-                scenario, str(paths.table), history, _runner_storage_faults(cfg, t0, history),
+                scenario, paths.table_location, history, _runner_storage_faults(cfg, t0, history),
                 run_lock_spec(paths),
             )
             skew = _runner_skew(scenario, background, t0, history)
@@ -234,6 +252,11 @@ def _run(scenario, paths, variant, quiet, master, cluster) -> RunOutcome:
                     f"the pipeline driver did not stop cleanly (exit {code}); see "
                     f"{supervisor.driver.log_path}"
                 )
+    try:
+        with signals_held():  # the checks read this copy of the final table
+            store.keep_copy()
+    except OSError as exc:
+        error = error or f"could not copy the table out of its store: {exc}"
     if interrupted is not None:
         error = _interrupted_error(interrupted, supervisor.t0)
     history.record("run_end", status="error" if error else "ok", error=error)

@@ -11,6 +11,14 @@ from pathlib import Path
 class RunPaths:
     root: Path
     table: Path
+    # Where the live table is while the run lasts, if not `table` (an object store's
+    # location: harness/runner/table_store.py); `table` then holds its final copy.
+    location: str | None = None
+
+    @property
+    def table_location(self) -> str:
+        """What every process opens the live table by."""
+        return self.location or str(self.table)
 
     @property
     def history(self) -> Path:

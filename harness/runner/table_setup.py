@@ -24,10 +24,10 @@ def set_up_table(scenario: Scenario, paths: RunPaths) -> None:
         paths.table.mkdir(parents=True, exist_ok=True)
         return
     lock_spec = run_lock_spec(paths)  # the run's table lock
-    Table.create(str(paths.table), table_config(scenario), schema=SCHEMA, lock_spec=lock_spec)
+    Table.create(paths.table_location, table_config(scenario), schema=SCHEMA, lock_spec=lock_spec)
     if scenario.source.mode == "bank":
         table = Table.open(
-            str(paths.table),
+            paths.table_location,
             clock=SystemClock(),
             safety=Safety(),
             max_skew_ms=0,

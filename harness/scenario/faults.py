@@ -258,6 +258,16 @@ class StorageError(_Counted):
     """Fail storage operations of one type (the engine must fail or retry loudly)."""
     op: Literal["put", "rename", "delete"]
     """The operation that fails."""
+    mode: Literal["error", "lost_response"] = "error"
+    """error: the operation fails before it happens; lost_response: a put lands but its
+    response is lost (a timeout after the store applied it), so the storage client retries
+    it, and the retry must be idempotent (a conditional create that finds its own object)."""
+
+    @model_validator(mode="after")
+    def _lost_response_of_a_put(self) -> "StorageError":
+        if self.mode == "lost_response" and self.op != "put":
+            raise ValueError(f"mode lost_response: allowed op: put (got {self.op!r})")
+        return self
 
 
 class TornFile(_Counted):

@@ -28,6 +28,10 @@ from harness.scenario.rate import ConstantRate, Rate
 from harness.scenario.rules import cross_field_problems
 from harness.scenario.spark_conf import check_spark_conf
 
+# table.storage (kind s3): `local` or an http(s) URL; an S3 bucket name (3-63 characters).
+S3_ENDPOINT = r"^(local|https?://[^\s/]+(/\S*)?)$"
+S3_BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+
 CheckName = Literal["exactly_once", "timeline", "unique_keys", "bank", "isolation", "hudi_reader"]
 
 
@@ -52,9 +56,26 @@ class Cluster(Strict):
 class Storage(Strict):
     """The table's storage."""
 
+    kind: Literal["local", "s3"] = "local"
+    """local: a folder (the run directory's table/, or table.path); s3: an S3-compatible
+    object store (conditional writes instead of rename and link)."""
+    endpoint: Annotated[str, Field(pattern=S3_ENDPOINT)] | None = None
+    """kind s3: `local` (the harness starts an S3-compatible server on loopback for the
+    run, and stops it) or the store's URL (credentials from the AWS environment variables)."""
+    bucket: Annotated[str, Field(pattern=S3_BUCKET)] | None = None
+    """kind s3: the bucket (created on a local endpoint; the table is `<bucket>/<run id>`)."""
     latency_ms: LatencyMs = 0
     """Milliseconds added to every storage operation, in the driver and every executor
     (a slow object store)."""
+
+    @model_validator(mode="after")
+    def _s3_keys(self) -> "Storage":
+        given = [k for k in ("endpoint", "bucket") if getattr(self, k) is not None]
+        if self.kind == "local" and given:
+            raise ValueError(f"{', '.join(given)}: only with kind s3 (kind is local)")
+        if self.kind == "s3" and len(given) != 2:
+            raise ValueError("kind s3 needs endpoint (local or a URL) and bucket")
+        return self
 
 
 class Compaction(Strict):

@@ -18,6 +18,7 @@ def cross_field_problems(s: "Scenario") -> list[Problem]:
     return [
         *_check_problems(s),
         *_writer_problems(s),
+        *_storage_problems(s),
         *[p for i, f in enumerate(s.faults) for p in _fault_problems(s, i, f)],
         *_matrix_problems(s),
     ]
@@ -44,6 +45,27 @@ def _check_problems(s: "Scenario") -> list[Problem]:
                 f"{s.engine.sink!r} allowed: auto, pyarrow",
                 s.check_engine,
             )
+        )
+    return problems
+
+
+def _storage_problems(s: "Scenario") -> list[Problem]:
+    """A table in an object store lives in its bucket (a copy lands in the run directory)."""
+    if s.table.storage.kind != "s3":
+        return []
+    problems = []
+    if s.table.path is not None:
+        problems.append(
+            Problem(
+                "table.path",
+                "not with table.storage.kind s3 (the table lives in the "
+                "bucket); allowed: leave table.path out",
+                s.table.path,
+            )
+        )
+    if s.engine.sink != "engine":
+        problems.append(
+            Problem("engine.sink", "with table.storage.kind s3 allowed: engine", s.engine.sink)
         )
     return problems
 

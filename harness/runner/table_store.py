@@ -1,0 +1,75 @@
+"""Where a run's table lives (`table.storage`): a local folder, or an S3-compatible store.
+
+`endpoint: local` starts moto's S3 server on loopback for the run (infra/services) and
+creates the bucket; `endpoint: URL` uses an existing store, credentials from the AWS
+environment variables. The table is `<bucket>/<run id>`. After the pipeline stopped,
+`keep_copy()` copies the final table into the run directory (`<run>/table`), where the
+checks read it and from where it can be reopened once the server is gone.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from harness.runner.rundir import RunPaths
+from harness.scenario import Scenario
+
+# Settings that reach the table's code in every process: the driver inherits the
+# runner's environment; executors (standalone workers, containers too) get them as
+# spark.executorEnv.*.
+AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION")
+
+
+class TableStore:
+    def __init__(self, scenario: Scenario, paths: RunPaths) -> None:
+        self.spec, self.paths = scenario.table.storage, paths
+        self.location = str(paths.table)  # what every process opens the table by
+        self._server = None
+
+    @property
+    def is_s3(self) -> bool:
+        return self.spec.kind == "s3"
+
+    def start(self) -> str:
+        """Start the store (a local S3 server) if the run needs one; the table's location."""
+        if not self.is_s3:
+            return self.location
+        endpoint = self.spec.endpoint
+        if endpoint == "local":
+            from infra.services.s3_server import CREDENTIALS, S3Server
+
+            for key, value in CREDENTIALS.items():
+                os.environ.setdefault(key, value)  # moto takes any; driver + executors need some
+            self._server = S3Server(self.paths.logs / "s3-server.log")
+            endpoint = self._server.start()
+            self._server.create_bucket(self.spec.bucket)
+        self.location = f"s3://{self.spec.bucket}/{self.paths.root.name}?endpoint={endpoint}"
+        return self.location
+
+    def executor_env(self) -> dict[str, str]:
+        """Spark settings that give executors the store's credentials."""
+        if not self.is_s3:
+            return {}
+        return {f"spark.executorEnv.{k}": os.environ[k] for k in AWS_ENV if k in os.environ}
+
+    def keep_copy(self) -> None:
+        """Copy the final table into `<run>/table` (a local table stays where it is)."""
+        if not self.is_s3:
+            return
+        from engine.storage import Storage
+
+        Storage(self.location).copy_to_local(str(self.paths.table))
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+
+def storage_environment(scenario: Scenario) -> dict[str, Any]:
+    """result.json `environment.storage`: {kind, endpoint} (and the bucket on S3)."""
+    spec = scenario.table.storage
+    if spec.kind != "s3":
+        return {"kind": "local", "endpoint": None}
+    return {"kind": "s3", "endpoint": spec.endpoint, "bucket": spec.bucket}

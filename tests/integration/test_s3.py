@@ -1,0 +1,45 @@
+"""A run whose table lives in an S3-compatible object store (moto's server, started by the
+harness on loopback): a writer crash, every check valid, and the final table kept in the
+run directory, where it reopens after the server is gone."""
+
+import json
+import os
+
+import pytest
+
+from engine.table import Table
+from infra.cluster.base import CLUSTER_ENV, OWNER_ENV
+from infra.cluster.procs import pids_with_env, proc_env
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_table_in_s3_survives_a_writer_crash_and_is_kept_after_the_server_stops(run):
+    outcome = run("s3-smoke")
+    result = json.loads(outcome.paths.result.read_text())
+    assert result["verdict"] == "valid", json.dumps(result["checks"], indent=1)[:3000]
+    assert result["environment"]["storage"] == {
+        "kind": "s3",
+        "endpoint": "local",
+        "bucket": "instantbench",
+    }
+    crashes = [f for f in result["faults"] if f["kind"] == "writer_crash" and f["applied"]]
+    assert crashes and all("retry_attempt" in f["evidence"] for f in crashes), result["faults"]
+
+    # The server is gone (no process of this run's store is left) ...
+    mine = str(os.getpid())
+    left = [
+        p
+        for p in pids_with_env(CLUSTER_ENV)
+        if proc_env(p).get(CLUSTER_ENV, "").startswith("s3-") and proc_env(p).get(OWNER_ENV) == mine
+    ]
+    assert not left, left
+    assert (outcome.paths.logs / "s3-server.log").exists()
+    # ... and its copy of the final table is whole: every committed row reads back once.
+    table = Table.open(str(outcome.paths.table), writer_id="reader")
+    try:
+        rows = table.snapshot(columns=["event_id"])
+    finally:
+        table.close()
+    assert rows.num_rows == result["metrics"]["rows_committed"] > 0
+    assert len(set(rows.column("event_id").to_pylist())) == rows.num_rows
