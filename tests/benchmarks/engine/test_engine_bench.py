@@ -42,9 +42,7 @@ def test_bench_commit_1000_files(benchmark, table):
     payload = pa.BufferOutputStream()
     import pyarrow.parquet as pq
 
-    pq.write_table(
-        pa.table({"_hoodie_commit_time": ["x"], "id": [1], "v": [1]}), payload
-    )
+    pq.write_table(pa.table({"_hoodie_commit_time": ["x"], "id": [1], "v": [1]}), payload)
     data = payload.getvalue().to_pybytes()
 
     def setup():
