@@ -3,7 +3,9 @@
 The root is a local folder or an object-store location `s3://BUCKET/PREFIX[?endpoint=URL]`
 (engine/storage_s3.py). This module is the one place that knows the difference: on S3,
 writes are plain PUTs (an object appears whole), put-if-absent is a conditional PUT
-(`If-None-Match: *`) and compare-and-swap is `If-Match: <etag>`; nothing relies on rename.
+(`If-None-Match: *`) and compare-and-swap is `If-Match: <etag>`; nothing relies on rename,
+and fencing's folders (grants, epochs) are marker objects changed by compare-and-swap
+(storage_s3.Folders).
 
 Paths are relative to the root, '/'-separated. Every operation first calls each
 `hooks` entry with (op, full_path), op in put | rename | delete | read | list, so the
@@ -73,6 +75,19 @@ class Storage:
             except ResponseLostError:
                 lost = True
         return lost
+
+    def raw_read(self, full: str) -> bytes:
+        """The bytes at a full path, without hooks (for fault injection)."""
+        with self.filesystem.open_input_stream(full) as f:
+            return f.read()
+
+    def raw_write(self, full: str, data: bytes) -> None:
+        """Overwrite a full path in place, without hooks (fault injection: a torn file)."""
+        if self._s3 is not None:
+            self._s3.put(full, data, storage_s3.new_write_id())
+            return
+        with self.filesystem.open_output_stream(full) as f:
+            f.write(data)
 
     def _after_write(self, full: str) -> None:
         for hook in self.after_write_hooks:
@@ -316,7 +331,9 @@ class Storage:
         """Remove an empty directory: True once it is gone, False if it is not empty.
 
         Local storage: rmdir(2), after which nothing can be created in it any more, even by
-        a process that resolved the path before (the kernel marks the directory dead)."""
+        a process that resolved the path before (the kernel marks the directory dead).
+        S3: a folder made by create_dir/makedirs is sealed in place, with the folders in it
+        (storage_s3.Folders.seal); True."""
         full = self.full_path(path)
         self._hook("delete", full)
         if self._local:

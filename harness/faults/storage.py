@@ -116,9 +116,6 @@ def _truncate(storage: Storage, path: str) -> tuple[int, int]:
     """Rewrite the file at `path` (a full path) with its first half, through the table's
     own file system (local or an object store); returns (size before, size on storage
     after), the latter read back, so the evidence is what really landed."""
-    fs = storage.filesystem
-    with fs.open_input_stream(path) as f:
-        data = f.read()
-    with fs.open_output_stream(path) as f:
-        f.write(data[: len(data) // 2])
-    return len(data), fs.get_file_info(path).size
+    data = storage.raw_read(path)
+    storage.raw_write(path, data[: len(data) // 2])
+    return len(data), storage.filesystem.get_file_info(path).size

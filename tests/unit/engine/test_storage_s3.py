@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from engine.config import TableConfig
+from engine.errors import CorruptFileError
 from engine.storage import ResponseLostError, Storage
 from engine.table import Table
 from tests.unit.engine.engine_helpers import as_dict, rows
@@ -106,3 +107,16 @@ def test_a_table_is_created_committed_and_read_on_s3(s3_location):
         assert reopened.storage.kind == "s3"
     finally:
         reopened.close()
+
+
+def test_a_torn_write_is_caught_on_both_backends(storage_root):
+    """A fault truncates the file right after it landed (raw_write, no hooks): the
+    verifying write reads its size back and fails instead of reporting a broken file."""
+    s = Storage(storage_root)
+
+    def tear(full: str) -> None:
+        s.raw_write(full, s.raw_read(full)[:10])
+
+    s.after_write_hooks.append(tear)
+    with pytest.raises(CorruptFileError):
+        s.write_parquet("f.parquet", rows([1, 2, 3]))
