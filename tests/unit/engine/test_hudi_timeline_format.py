@@ -197,6 +197,10 @@ def test_hudi_rs_opens_a_cow_table_and_reads_its_timeline_and_rows(tmp_path):
 
 def test_hudi_rs_reads_a_mor_timeline_with_compaction_and_rollback(tmp_path):
     t, data, c = _mor_with_compaction(str(tmp_path / "t"))
+    # Pending files hudi-rs must tolerate: a requested compaction plan and a requested
+    # deltacommit (the engine's JSON) with its empty inflight file.
+    assert t.schedule_compaction() is not None
+    t.start_instant()
     timeline = HudiTableBuilder.from_base_uri(str(tmp_path / "t")).build().get_timeline()
     assert [i.timestamp for i in timeline.get_completed_commits()] == [c]
     assert [i.timestamp for i in timeline.get_completed_deltacommits()] == data
