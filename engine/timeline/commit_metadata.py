@@ -162,7 +162,8 @@ class CommitMetadata:
         from engine.table.stats import WriteStat  # engine.table imports the timeline
 
         data = dict(data)
-        rb = {k[len("rollback_") :]: data.pop(k) for k in list(data) if k.startswith("rollback_")}
+        rb_keys = {f"rollback_{f.name}": f.name for f in fields(RollbackRecord)}
+        rb = {rb_keys[k]: data.pop(k) for k in list(data) if k in rb_keys}
         known = {f.name for f in fields(cls)} - {"extra", "stats", "rollback"}
         kwargs: dict[str, Any] = {k: data.pop(k) for k in list(data) if k in known}
         stats = [WriteStat.from_dict(s) for s in data.pop("stats", [])]

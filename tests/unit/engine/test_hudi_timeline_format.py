@@ -53,7 +53,7 @@ def _full_metadata() -> CommitMetadata:
         compaction_plan=[{"file_id": "fg-0001", "base": None, "logs": [log]}],
         compacted=[log],
         rollback=RollbackRecord(T, "commit", "inflight", [{"kind": "requested", "time": T}], []),
-        extra={"stream_checkpoint_id": 3, "purpose": "x", "nested": {"a": [1, None]}},
+        extra={"stream_checkpoint_id": 3, "rollback_note": "x", "nested": {"a": [1, None]}},
     )
 
 
