@@ -6,6 +6,9 @@ return to release's call) and the storage operations inside the hold and those o
 lock itself, as extra_info; the exact counts are pinned by
 tests/unit/engine/test_lock_hold_ops.py.
 
+It runs on both backends (`storage_root`: a local folder, then an S3 store: moto's server
+on loopback, so each request also pays a real HTTP round trip before the injected 30 ms).
+
     python -m pytest tests/benchmarks/engine/test_lock_hold_bench.py --benchmark-enable -s
 """
 
@@ -19,13 +22,14 @@ from engine.stream.state import EpochStore
 from engine.stream.table_port import enter_epoch
 from engine.table import Table
 from tests.unit.engine.engine_helpers import HoldRecorder, rows
+from tests.unit.engine.s3_helpers import s3_location, s3_server, storage_root  # noqa: F401
 
 OP_MS = 30
 BOUND_MS = 200
 
 
-def test_bench_lock_hold_per_creation_and_commit(benchmark, tmp_path):
-    path = str(tmp_path / "t")
+def test_bench_lock_hold_per_creation_and_commit(benchmark, storage_root):
+    path = storage_root
     Table.create(path, TableConfig(file_groups=8), rows([0]).schema, max_skew_ms=0).close()
     table = Table.open(path, max_skew_ms=BOUND_MS, heartbeat_interval_s=0, writer_id="coord")
     enter_epoch(table, EpochStore(table.storage).advance())  # fenced as the coordinator is
