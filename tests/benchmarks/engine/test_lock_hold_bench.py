@@ -22,7 +22,6 @@ from engine.stream.state import EpochStore
 from engine.stream.table_port import enter_epoch
 from engine.table import Table
 from tests.unit.engine.engine_helpers import HoldRecorder, rows
-from tests.unit.engine.s3_helpers import s3_location, s3_server, storage_root  # noqa: F401
 
 OP_MS = 30
 BOUND_MS = 200
