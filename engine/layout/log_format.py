@@ -34,11 +34,11 @@ MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
 DELETE_BLOCK_VERSION = 3  # the content version of Hudi's delete blocks (log block V3)
 
-# HoodieLogBlockType ordinals
-COMMAND_BLOCK, DELETE_BLOCK, CORRUPT_BLOCK, AVRO_DATA_BLOCK = 0, 1, 2, 3
-HFILE_DATA_BLOCK, PARQUET_DATA_BLOCK, CDC_DATA_BLOCK = 4, 5, 6
-# HeaderMetadataType ordinals
-INSTANT_TIME, TARGET_INSTANT_TIME, SCHEMA, COMMAND_BLOCK_TYPE = 0, 1, 2, 3
+# HoodieLogBlockType ordinals the engine writes (0 command, 2 corrupt, 3 Avro data,
+# 4 HFile data and 6 CDC data it neither writes nor reads)
+DELETE_BLOCK, PARQUET_DATA_BLOCK = 1, 5
+# HeaderMetadataType ordinals (1 TARGET_INSTANT_TIME, 3 COMMAND_BLOCK_TYPE: rollback blocks)
+INSTANT_TIME, SCHEMA = 0, 2
 
 _I32, _I64 = struct.Struct(">i"), struct.Struct(">q")
 _MIN_BLOCK = 4 + 4 + 4 + 8 + 4 + 8  # version, type, empty header, content length, footer, ptr
