@@ -11,6 +11,7 @@ import base64
 import functools
 import json
 import posixpath
+import zlib
 
 import pyarrow as pa
 
@@ -64,6 +65,8 @@ def hudi_properties(config: TableConfig, schema: pa.Schema | None, name: str) ->
         "hoodie.table.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
         "hoodie.populate.meta.fields": "true",
         "hoodie.table.metadata.partitions": "",  # no metadata table: readers list storage
+        # Java Hudi checks it on load: CRC32 of "<database>.<table>" (no database here).
+        "hoodie.table.checksum": str(zlib.crc32(f".{name}".encode())),
     }
     if config.ordering_field:
         props["hoodie.table.precombine.field"] = config.ordering_field

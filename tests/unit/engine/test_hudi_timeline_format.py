@@ -123,6 +123,7 @@ def test_a_table_writes_hudi_properties_and_reopens_with_its_config(tmp_path):
     assert props["hoodie.timeline.layout.version"] == str(TIMELINE_LAYOUT_VERSION) == "2"
     assert props["hoodie.table.recordkey.fields"] == "id"
     assert props["hoodie.table.precombine.field"] == "v"
+    assert props["hoodie.table.checksum"] == "498511606"  # java.util.zip.CRC32 of ".t"
     assert json.loads(props["hoodie.table.create.schema"])["fields"][0]["name"] == "id"
     reopened = Table.open(str(tmp_path / "t"))
     assert reopened.config == config and reopened.schema == SCHEMA
