@@ -77,10 +77,10 @@ def test_commit_and_start_is_one_hold_and_one_wait_where_two_would_be(tmp_path):
     ]
     assert completion < nxt.requested_time
     requested = table.timeline.read_metadata(nxt.requested_time)
-    assert requested["k"] == 1
-    assert requested["occ_baseline"] == completion  # it starts after the commit
+    assert requested.extra["k"] == 1
+    assert requested.occ_baseline == completion  # it starts after the commit
     done = table.timeline.read_metadata(table.timeline.get(first.requested_time))
-    assert requested["requested_seq"] == done["completion_seq"] + 1
+    assert requested.requested_seq == done.completion_seq + 1
     # The instant is an ordinary one: writable, committable, with its heartbeat.
     assert nxt.requested_time in table.heartbeats.live
     stats = table.write_files(nxt, rows(range(8, 16)), op="insert")
