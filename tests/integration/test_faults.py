@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from harness.history import load_events
+
 pytestmark = pytest.mark.spark
 
 # fault scenario -> (fault kind, evidence key that proves it took effect: each is written
@@ -21,6 +23,10 @@ FAULTS = {
     "torn-file": ("torn_file", "truncated_to"),
     "coordinator-pause": ("coordinator_pause", "state"),  # the old driver showed as stopped
 }
+# Lock providers ride along these runs (no run of their own): the table lock each scenario
+# takes through, with a batch writer committing beside the stream (tests/integration/
+# test_bank.py: the storage lock).
+LOCKS = {"writer-crash": "zookeeper"}
 # What the coordinator must have done with the ACK each fault delivered.
 ACK_OUTCOMES = {"delay_ack": {"committed", "ignored_stale"}, "stale_ack": {"ignored_stale"}}
 
@@ -40,6 +46,11 @@ def test_fault_happens_and_checks_stay_valid(run, name):
     assert result["verdict"] == "valid", json.dumps(
         {k: v for k, v in result["checks"].items() if v["verdict"] != "valid"}, indent=1
     )[:4000]
+    if name in LOCKS:  # result.json names the lock; the batch writer got it and committed
+        lock = result["environment"]["lock"]
+        assert lock["provider"] == LOCKS[name] and lock["endpoint"], lock
+        events, _ = load_events(outcome.paths.history)
+        assert [e for e in events if e["kind"] == "txn" and e["outcome"] == "ok"], "no commit"
     # Which batches had to be visible came from Spark's checkpoint, and the history agrees.
     exactly_once = result["checks"]["exactly_once"]
     assert exactly_once["ground_truth"] == "spark_checkpoint"
