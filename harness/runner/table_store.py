@@ -15,17 +15,19 @@ from typing import Any
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 
-# Settings that reach the table's code in every process: the driver inherits the
-# runner's environment; executors (standalone workers, containers too) get them as
-# spark.executorEnv.*.
+# The store's credentials reach every process through its environment: the driver and
+# the standalone workers (and so their executors) inherit the runner's; containers get them
+# as spark.executorEnv.* (which the driver's config file then holds).
 AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION")
 
 
 class TableStore:
     def __init__(self, scenario: Scenario, paths: RunPaths) -> None:
         self.spec, self.paths = scenario.table.storage, paths
+        self.backend = scenario.cluster.backend
         self.location = str(paths.table)  # what every process opens the table by
         self._server = None
+        self._saved_env: dict[str, str | None] = {}
 
     @property
     def is_s3(self) -> bool:
@@ -39,8 +41,12 @@ class TableStore:
         if endpoint == "local":
             from infra.services.s3_server import CREDENTIALS, S3Server
 
-            for key, value in CREDENTIALS.items():
-                os.environ.setdefault(key, value)  # moto takes any; driver + executors need some
+            # moto takes any credentials; the run presents its own (never a user's real
+            # ones, which the containers' settings would otherwise carry), until stop().
+            self._saved_env = {k: os.environ.get(k) for k in AWS_ENV}
+            for key in AWS_ENV:
+                os.environ.pop(key, None)
+            os.environ.update(CREDENTIALS)
             self._server = S3Server(self.paths.logs / "s3-server.log")
             endpoint = self._server.start()
             self._server.create_bucket(self.spec.bucket)
@@ -48,8 +54,10 @@ class TableStore:
         return self.location
 
     def executor_env(self) -> dict[str, str]:
-        """Spark settings that give executors the store's credentials."""
-        if not self.is_s3:
+        """Spark settings that give executors the store's credentials: always for the local
+        store (its credentials are the run's own), for another store only in containers
+        (everything else inherits them)."""
+        if not self.is_s3 or (self.spec.endpoint != "local" and self.backend != "docker"):
             return {}
         return {f"spark.executorEnv.{k}": os.environ[k] for k in AWS_ENV if k in os.environ}
 
@@ -65,6 +73,12 @@ class TableStore:
         if self._server is not None:
             self._server.stop()
             self._server = None
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._saved_env = {}
 
 
 def storage_environment(scenario: Scenario) -> dict[str, Any]:

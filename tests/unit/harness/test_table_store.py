@@ -4,6 +4,7 @@ written through it, copied into the run directory, the server stopped."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -54,19 +55,16 @@ def test_a_local_table_needs_no_store(tmp_path):
 
 
 def test_a_local_s3_store_holds_the_table_then_leaves_a_copy_in_the_run_dir(tmp_path, monkeypatch):
-    for key in CREDENTIALS:  # unset (the store sets what its server takes), restored after
-        monkeypatch.setenv(key, "")
-        monkeypatch.delenv(key)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "a-real-key")  # never handed to the run
     scenario = _scenario(tmp_path, "{kind: s3, endpoint: local, bucket: ib-unit}")
     paths = new_run_dir(tmp_path / "runs", scenario.name, None, None)
     store = TableStore(scenario, paths)
     try:
         location = store.start()
         assert location.startswith(f"s3://ib-unit/{paths.root.name}?endpoint=http://127.0.0.1:")
-        assert set(store.executor_env()) >= {
-            "spark.executorEnv.AWS_ACCESS_KEY_ID",
-            "spark.executorEnv.AWS_SECRET_ACCESS_KEY",
-        }
+        assert store.executor_env() == {
+            f"spark.executorEnv.{k}": v for k, v in CREDENTIALS.items()
+        }  # the run's own credentials, not the user's
         table = Table.create(location, TableConfig(file_groups=2), rows([0]).schema, max_skew_ms=0)
         instant = table.start_instant()
         table.commit(instant, table.write_files(instant, rows([1, 2]), op="upsert"))
@@ -77,6 +75,7 @@ def test_a_local_s3_store_holds_the_table_then_leaves_a_copy_in_the_run_dir(tmp_
     finally:
         store.stop()
     assert server._proc is None  # stopped
+    assert os.environ["AWS_ACCESS_KEY_ID"] == "a-real-key"  # the runner's own, restored
     copy = Table.open(str(paths.table), max_skew_ms=0)  # the server is gone; the copy opens
     try:
         assert as_dict(copy.snapshot()) == {1: 10, 2: 20}
