@@ -8,6 +8,8 @@ block becomes delete markers: rows with the meta columns, the typed key and
 
 from __future__ import annotations
 
+import struct
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -121,7 +123,7 @@ def decode_log(
                 parts.append(delete_markers(keys, key, block.instant or "", name))
             else:  # command (rollback) and other blocks: the engine writes none
                 raise LogFormatError(f"unsupported log block type {block.block_type}")
-    except (LogFormatError, pa.ArrowInvalid, OSError, IndexError, UnicodeDecodeError) as e:
+    except (LogFormatError, pa.ArrowInvalid, OSError, IndexError, UnicodeError, struct.error) as e:
         raise CorruptFileError(path or name, str(e)) from None
     if not parts:  # torn: nothing readable
         return pa.schema([*META_FIELDS, pa.field(key, key_type)]).empty_table()

@@ -127,6 +127,10 @@ def test_torn_log_file_decodes_to_no_rows_and_garbage_is_corrupt():
     assert rows.num_rows == 0 and "id" in rows.column_names
     with pytest.raises(CorruptFileError):
         decode_log(b"PAR1 not a log", "x", "id", pa.int64())
+    bogus = bytearray(block)
+    bogus[22:26] = struct.pack(">i", 1 << 20)  # a whole block whose header count lies
+    with pytest.raises(CorruptFileError):
+        decode_log(bytes(bogus), "x", "id", pa.int64())
 
 
 # -- meta columns ---------------------------------------------------------------------------
