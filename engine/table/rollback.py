@@ -127,7 +127,8 @@ def rollback_failed_writes(table: Table) -> list[str]:
         if instant.action == "rollback":
             _resume(table, instant)
             continue
-        if instant.action == "compaction" or instant.requested_time in live:
+        # A pending compaction or clean is re-run (engine/table/cleaning.py), not undone.
+        if instant.action in ("compaction", "clean") or instant.requested_time in live:
             continue
         if table.safety.lazy_rollback and not table.heartbeats.is_expired(
             instant.requested_time, table.heartbeat_expiry_s

@@ -71,11 +71,15 @@ def isolation(
     repeated: Iterable[Mapping[str, Any]],
     completed: Mapping[str, str],
     failed: Iterable[Mapping[str, Any]] = (),
+    out_of_window: Iterable[Mapping[str, Any]] = (),
 ) -> CheckResult:
     """`reads`: every read made during the run; `repeated`: its as-of reads and pulls made
     again at the end; `completed`: requested -> completion time of every instant of the
-    final timeline that completed and was not rolled back; `failed`: `read_error` events."""
+    final timeline that completed and was not rolled back; `failed`: `read_error` events;
+    `out_of_window`: reads whose point a clean has since moved out of the retention window
+    (their files may be gone: not repeated, so not compared, and not a failure)."""
     reads, failed = list(reads), list(failed)
+    outside = {_key(r) for r in out_of_window}
     if not reads and not failed:
         return CheckResult(NAME, "unknown", {"reason": "no reads were recorded during the run"})
     judged = [r for r in reads if _judgeable(r)]
@@ -89,6 +93,8 @@ def isolation(
         if read["read_kind"] == "snapshot":
             continue
         again = final.get(_key(read))
+        if again is None and _key(read) in outside:
+            continue
         if again is None:
             unmatched.append(list(_key(read)))
         elif (read["rows"], read.get("fingerprint")) != (again["rows"], again.get("fingerprint")):
@@ -103,7 +109,11 @@ def isolation(
     failures, failure_reason = failed_reads(reads, failed)
     evidence = {
         "reads": len(reads),
-        "compared": sum(1 for r in judged if r["read_kind"] != "snapshot") - len(unmatched),
+        "compared": sum(
+            1 for r in judged if r["read_kind"] != "snapshot" and _key(r) not in outside
+        )
+        - len(unmatched),
+        "out_of_window": len(outside),
         "uncommitted_seen": _listed(dirty["never"]),
         "completed_after_read": _listed(dirty["after"]),
         "pulled_before_begin": _listed(dirty["before"]),

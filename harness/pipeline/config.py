@@ -37,6 +37,8 @@ class DriverConfig:
     storage_latency_ms: float = 0.0
     shared_wait: bool = False  # engine.truetime.shared_wait
     compaction_every_s: float = 0.0  # mor tables: the compaction service (0 = off)
+    archive_keep: int = 0  # table services (harness/pipeline/table_services.py; 0 = off)
+    clean_retain_commits: int = 0
     # The table lock (harness/runner/lock_setup.py): {provider, endpoint, lease_s}.
     lock: dict[str, Any] = field(default_factory=dict)
     fired_dir: str = ""

@@ -24,6 +24,7 @@ from harness.pipeline.config import DriverConfig
 from harness.pipeline.engine_task import TaskConfig, write_with_engine
 from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA
 from harness.pipeline.routing import RouteConfig, needs_routing, route_by_file_group, route_values
+from harness.pipeline.table_services import TableServices
 
 COORDINATOR_STATE_DIR = ".hoodie/.stream/coordinator"
 WRITER_STATE_DIR = ".hoodie/.stream/writers"
@@ -102,6 +103,19 @@ class EngineSink:
         )
         if self.compaction is not None:
             self.compaction.start()
+        self.services = (  # archival and cleaning, on the same handle
+            TableServices(
+                self.table,
+                cfg.checkpoint_interval_s,
+                history,
+                archive_keep=cfg.archive_keep,
+                clean_retain_commits=cfg.clean_retain_commits,
+            )
+            if cfg.archive_keep > 0 or cfg.clean_retain_commits > 0
+            else None
+        )
+        if self.services is not None:
+            self.services.start()
         self.server = CoordinatorServer(self.coordinator, host=cfg.rpc_host, secret=cfg.secret)
         self.endpoint = self.server.start()
         # Routing by file group: needed unless each write makes its own groups (COW insert).
@@ -224,6 +238,8 @@ class EngineSink:
         finally:
             if self.compaction is not None:
                 self.compaction.stop()
+            if self.services is not None:
+                self.services.stop()
             self.server.close()
             self.coordinator.close()
             self.table.close()

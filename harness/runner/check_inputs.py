@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
+from engine.table import cleaning
 from harness.checks import (
     CheckResult,
     bank,
@@ -91,21 +92,26 @@ def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dic
 
 
 def _isolation_inputs(events, final: FinalState, is_bank: bool):
-    """The run's reads, each as-of read and pull made again on the final table, and the
-    completion time of every instant that completed and was not rolled back."""
+    """The run's reads, each as-of read and pull made again on the final table, the
+    completion time of every instant that completed and was not rolled back, and the
+    reads a clean moved out of the retention window (not repeatable, not compared)."""
     completed = {
         i["requested"]: i["completed"]
         for i in final.instants
         if i["state"] == "completed" and not i["rolled_back"]
     }
     reads = _of_kind(events, "read")
-    repeated = []
+    repeated, out_of_window = [], []
     seen = set()
     for r in reads:
         key = (r["read_kind"], r.get("as_of"), r.get("begin"), r.get("end"))
         if r["read_kind"] == "snapshot" or key in seen:
             continue
         seen.add(key)
+        point = r.get("as_of") if r["read_kind"] == "as_of" else r.get("begin")
+        if not cleaning.in_window(final.table, point):
+            out_of_window.append(r)  # a clean since deleted what it read: not repeatable
+            continue
         repeated.append(
             perform_read(
                 final.table,
@@ -116,7 +122,7 @@ def _isolation_inputs(events, final: FinalState, is_bank: bool):
                 bank=is_bank,
             )
         )
-    return reads, repeated, completed
+    return reads, repeated, completed, out_of_window
 
 
 def check_engine(scenario: Scenario, final: FinalState) -> str:
@@ -181,8 +187,8 @@ def run_checks(
             orphans = {"files": final.orphan_files, "read": []}
             return timeline(_timeline_input(events, final), orphans, final.last_generated)
         if name == "isolation":
-            reads, repeated, completed = _isolation_inputs(events, final, is_bank)
-            return isolation(reads, repeated, completed, failed_reads)
+            reads, repeated, completed, out_of_window = _isolation_inputs(events, final, is_bank)
+            return isolation(reads, repeated, completed, failed_reads, out_of_window)
         if name == "bank":
             sweep = sweep_reads(final.table, random.Random(scenario.seed))
             accounts = scenario.source.accounts

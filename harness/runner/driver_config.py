@@ -82,6 +82,8 @@ def driver_config(
         faults=[o.to_dict() for o in fault_occurrences(scenario)],
         storage_latency_ms=scenario.table.storage.latency_ms,
         compaction_every_s=scenario.table.compaction.every_s,
+        archive_keep=scenario.table.services.archive_keep,
+        clean_retain_commits=scenario.table.services.clean_retain_commits,
         lock=lock_environment(paths),
         spark_conf=spark_conf(scenario, paths),
         fired_dir=str(paths.control / "fired"),

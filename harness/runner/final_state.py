@@ -11,7 +11,7 @@ import pyarrow.dataset as ds
 
 from engine.errors import CorruptInstantError
 from engine.layout.file_names import parse_data_file
-from engine.table import Table
+from engine.table import Table, cleaning
 from engine.timeline.instant import Instant
 from engine.timeline.sequence import StoredLastGenerated, generated_times
 from harness.pipeline.checkpoints import read_checkpoint
@@ -100,6 +100,9 @@ def _timeline_instants(table: Table) -> list[dict[str, Any]]:
     # Two completed files for one requested time: the instant was committed twice.
     duplicated = timeline.duplicated_times()
     completions = {t: len(v) for t, v in duplicated.items()}
+    # A clean deleted superseded slices: gone by design, unless a latest slice (which no
+    # clean may touch) is among them.
+    cleaned = cleaning.cleaned_files(table) - cleaning.latest_files(table.view())
     out = []
     for instant in timeline.instants() + timeline.completed(include_archived=True):
         generated = _generated(table, instant)
@@ -108,7 +111,9 @@ def _timeline_instants(table: Table) -> list[dict[str, Any]]:
         missing: list[str] = []
         if instant.is_completed and instant.action != "rollback":
             missing = [
-                f.name for f in table.catalog.files_of(instant) if not table.storage.exists(f.name)
+                f.name
+                for f in table.catalog.files_of(instant)
+                if f.name not in cleaned and not table.storage.exists(f.name)
             ]
         out.append(
             {

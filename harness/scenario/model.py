@@ -85,6 +85,17 @@ class Compaction(Strict):
     """mor tables: schedule a compaction every N seconds, while writes are inflight (0 = off)."""
 
 
+class Services(Strict):
+    """Hudi's table services, run by the stream's driver while the stream writes (and
+    while faults fire): archival and cleaning (0 = off)."""
+
+    archive_keep: Annotated[int, Field(ge=0, le=100_000)] = 0
+    """Archive the oldest completed instants, keeping this many on the active timeline."""
+    clean_retain_commits: Annotated[int, Field(ge=0, le=100_000)] = 0
+    """Clean file slices no read as of the last N commits needs (KEEP_LATEST_COMMITS);
+    reads as of an older time are then out of the retention window."""
+
+
 class TableSpec(Strict):
     """The table the stream writes: an Apache Hudi 1.x table."""
 
@@ -102,6 +113,8 @@ class TableSpec(Strict):
     """The table's storage."""
     compaction: Compaction = Field(default_factory=Compaction)
     """The compaction table service (mor tables)."""
+    services: Services = Field(default_factory=Services)
+    """Archival and cleaning, run while the stream writes."""
     path: Annotated[str, Field(min_length=1)] | None = None
     """Where the table lives; none: in the run directory (table/)."""
 

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from engine.table import Table
+from engine.table import Table, cleaning
 from harness.history import HistoryWriter
 from harness.workload.reads import perform_read
 
@@ -34,12 +34,18 @@ class ReaderThread(threading.Thread):
 
     def _attempt(self, read_kind: str | None, read: Callable[[], Any], **where: Any) -> bool:
         """One read, recorded as a `read` event, or as a `read_error` if it raised: a failed
-        read is evidence (counted by the checks), not a crash of the run."""
+        read is evidence (counted by the checks), not a crash of the run. A time travel or
+        pull that a clean moved out of the retention window meanwhile is recorded as
+        `read_out_of_window`: its files may be gone, which is no lost data."""
         try:
             record = read()
         except Exception as exc:
+            point = where.get("as_of", where.get("begin"))
+            out = read_kind in ("as_of", "incremental") and not cleaning.in_window(
+                self.table.reload(), point
+            )
             self.history.record(
-                "read_error",
+                "read_out_of_window" if out else "read_error",
                 reader=self.reader,
                 read_kind=read_kind,
                 error=f"{type(exc).__name__}: {exc}",
@@ -57,10 +63,13 @@ class ReaderThread(threading.Thread):
         )
         if not snapshot:
             return
+        # Time travel and pulls stay inside the retention window (engine/table/cleaning.py):
+        # before it, a clean may have deleted the files they would read.
+        boundary = cleaning.retained_from(table) or ""
         completed = [
             i.completion_time
             for i in table.timeline.completed(include_archived=True)
-            if i.action != "rollback"
+            if i.action not in ("rollback", cleaning.ACTION) and i.completion_time >= boundary
         ]
         if not completed:
             return
@@ -69,6 +78,8 @@ class ReaderThread(threading.Thread):
             "as_of", lambda: perform_read(table, "as_of", as_of=as_of, bank=self.bank), as_of=as_of
         )
         begin, end = self._pulled_to, completed[-1]
+        if not cleaning.in_window(table, begin):
+            begin = boundary  # the pull goes on from the window's start
         if end != begin:
 
             def pull() -> dict[str, Any]:

@@ -1,0 +1,132 @@
+"""Cleaning: Hudi's KEEP_LATEST_COMMITS cleaner, as a `clean` instant.
+
+Retaining the last M commits means: every read "as of" a completion time at or after the
+oldest of them (the retention boundary E) must still find its files. As of E each file
+group reads one slice (its newest base slice and the logs on it); everything newer is
+needed too. What a read as of E does not read and that completed at or before E is a
+superseded slice no read inside the window needs: those files are deleted. Reads as of a
+time before E (and incremental pulls that begin before E) are out of the window: their
+files may be gone, and a reader must say so, not report lost data (`in_window`).
+
+The clean is an instant like Hudi's: `<t>.clean.requested` holds the plan (E and the
+files), `<t>.clean.inflight` while files are deleted, `<t>_<c>.clean` when done (the
+plan again, in the commit metadata's extra keys). Planning and completing hold the table
+lock (fenced like every timeline write); deleting does not. A clean that stopped midway
+is finished by the next one (deleting is idempotent); failed-write cleaning leaves it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from engine.layout.file_names import DataFile
+from engine.layout.file_slices import FileSystemView
+from engine.timeline.commit_metadata import CommitMetadata
+from engine.timeline.instant import DATA_ACTIONS, INFLIGHT, REQUESTED, Instant
+
+if TYPE_CHECKING:
+    from engine.table.table import Table
+
+ACTION = "clean"
+PLAN_KEY = "clean"  # extra key of the clean's metadata: {retain_commits, earliest_retained, files}
+_COMMIT_ACTIONS = (*DATA_ACTIONS, "compaction")  # what retention counts (as Hudi: commits)
+
+
+def clean(table: Table, retain_commits: int) -> Instant | None:
+    """Finish any interrupted clean, then plan and run a new one. Returns the completed
+    clean instant, or None if there was nothing to delete."""
+    for pending in table.reload().timeline.pending(ACTION):
+        _run(table, pending)
+    with table._locked():
+        plan = _plan(table, retain_commits)
+        if plan is None:
+            return None
+        generated = table.generator.generate_stamped(locked=True)
+        meta = CommitMetadata(requested_seq=generated.seq, extra={PLAN_KEY: plan})
+        requested = table.timeline.create_requested(ACTION, generated.time, meta)
+        inflight = table.timeline.transition_to_inflight(requested)
+    return _run(table, inflight)
+
+
+def _plan(table: Table, retain_commits: int) -> dict[str, Any] | None:
+    """Under the lock: the retention boundary and the files no read inside it needs."""
+    timeline = table.timeline.reload()
+    commits = [i for i in timeline.completed(include_archived=True) if i.action in _COMMIT_ACTIONS]
+    if retain_commits < 1 or len(commits) <= retain_commits:
+        return None
+    boundary = commits[-retain_commits].completion_time
+    if boundary <= (retained_from(table) or ""):
+        return None  # cleaned up to there already
+    at_boundary = table.catalog.view(as_of=boundary)
+    needed = latest_files(at_boundary)
+    planned = {  # a pending compaction reads the slice it planned
+        name
+        for c in timeline.pending("compaction")
+        for entry in timeline.read_metadata(c.with_state(REQUESTED)).compaction_plan or []
+        for name in ([entry["base"]] if entry.get("base") else []) + list(entry.get("logs", []))
+    }
+    files = sorted(
+        f.name
+        for group in at_boundary.groups.values()
+        for s in group.slices
+        for f in _slice_files(s.base, s.logs)
+        if f.name not in needed and f.name not in planned
+    )
+    return {"retain_commits": retain_commits, "earliest_retained": boundary, "files": files}
+
+
+def _slice_files(base: DataFile | None, logs: list[DataFile]) -> list[DataFile]:
+    return ([base] if base is not None else []) + list(logs)
+
+
+def latest_files(view: FileSystemView) -> set[str]:
+    """The files a read of `view` reads: each file group's latest slice."""
+    return {f.name for fid in view.file_ids() for f in _slice_files(*view.latest(fid))}
+
+
+def _run(table: Table, instant: Instant) -> Instant:
+    """Delete the planned files, then complete the clean (under the lock)."""
+    plan = table.timeline.read_metadata(instant.with_state(REQUESTED)).extra.get(PLAN_KEY) or {}
+    for name in plan.get("files", []):
+        table.storage.delete(name, missing_ok=True)
+    with table._locked():
+        table.timeline.reload()
+        current = table.timeline.get(instant.requested_time)
+        if current is None or current.is_completed:
+            return current or instant  # another cleaner finished it
+        requested = table.timeline.read_metadata(current.with_state(REQUESTED))
+        generated = table.generator.generate_stamped(locked=True)
+        meta = CommitMetadata(
+            writer_id=table.writer_id,
+            requested_seq=requested.requested_seq,
+            completion_seq=generated.seq,
+            extra={PLAN_KEY: plan},
+        )
+        return table.timeline.complete(current.with_state(INFLIGHT), generated.time, meta)
+
+
+def _plans(table: Table) -> list[dict[str, Any]]:
+    """The plans of every clean on the timeline (pending ones may be deleting now)."""
+    timeline = table.timeline
+    cleans = [i for i in timeline.completed(include_archived=True) if i.action == ACTION]
+    cleans += [i.with_state(REQUESTED) for i in timeline.pending(ACTION)]
+    return [timeline.read_metadata(i).extra.get(PLAN_KEY) or {} for i in cleans]
+
+
+def retained_from(table: Table) -> str | None:
+    """The retention boundary E: reads as of E or later find their files (None: nothing was
+    ever cleaned, every read is inside the window). The timeline as last loaded."""
+    bounds = [p["earliest_retained"] for p in _plans(table) if p.get("earliest_retained")]
+    return max(bounds, default=None)
+
+
+def in_window(table: Table, point: str | None) -> bool:
+    """Whether a read as of `point` (or an incremental pull beginning after `point`; None:
+    from the start) is inside the retention window."""
+    boundary = retained_from(table)
+    return boundary is None or (point is not None and point >= boundary)
+
+
+def cleaned_files(table: Table) -> set[str]:
+    """Every file a clean on the timeline deleted or is deleting."""
+    return {name for plan in _plans(table) for name in plan.get("files", [])}
