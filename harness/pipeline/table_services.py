@@ -1,9 +1,10 @@
 """Hudi's archival and cleaning as table services of the stream (`table.services`): every
 checkpoint interval the driver cleans file slices older than the last N commits need
 (engine/table/cleaning.py) and archives the oldest completed instants beyond the ones it
-keeps, while the stream writes and faults fire. It shares the coordinator's table handle,
-so its timeline writes carry the coordinator's epoch (a zombie's services are fenced too).
-Lazy rollback of failed writers runs through the table's heartbeats as before."""
+keeps, while the stream writes and faults fire; before cleaning it rolls back failed
+writes whose heartbeats expired (Hudi's LAZY failed-writes cleaning). It shares the
+coordinator's table handle, so its timeline writes carry the coordinator's epoch (a
+zombie's services are fenced too)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,12 @@ class TableServices(threading.Thread):
 
     def run_once(self) -> None:
         if self.clean_retain_commits > 0:
+            # As Hudi's cleaner with the LAZY failed-writes policy: first roll back the
+            # writes whose heartbeat expired (a crashed batch writer's, an instant the
+            # coordinator left without one), so their files are removed, never read.
+            rolled_back = self.table.rollback_failed_writes()
+            if rolled_back:
+                self.history.record("failed_writes_rolled_back", instants=rolled_back)
             started = time.time()
             done = cleaning.clean(self.table, self.clean_retain_commits)
             if done is not None:
@@ -49,17 +56,24 @@ class TableServices(threading.Thread):
             if moved:
                 self.history.record("archive", instants=moved, keep=self.archive_keep)
 
+    def _cycle(self) -> bool:
+        try:
+            self.run_once()
+        except Exception as exc:  # recorded: the driver goes on (a zombie's ends here)
+            self.error = exc
+            self.history.record("table_service_failed", error=f"{type(exc).__name__}: {exc}")
+            return False
+        return True
+
     def run(self) -> None:
         while not self._stop_event.wait(self.every_s):
-            try:
-                self.run_once()
-            except Exception as exc:  # surfaced by the driver's main loop
-                self.error = exc
-                self.history.record(
-                    "table_service_failed", error=f"{type(exc).__name__}: {exc}"
-                )
+            if not self._cycle():
                 return
 
     def stop(self) -> None:
+        """Stop, after one last cycle (the run's last commits are cleaned and archived
+        too, however short the run was), unless a cycle failed."""
         self._stop_event.set()
         self.join()
+        if self.error is None:
+            self._cycle()

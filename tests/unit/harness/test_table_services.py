@@ -1,0 +1,49 @@
+"""The driver's table services (harness/pipeline/table_services.py): one cycle rolls back a
+failed write whose heartbeat expired, cleans, and archives; each leaves its event."""
+
+from __future__ import annotations
+
+from engine.clock import AdjustableClock, SystemClock
+from engine.table import Table, cleaning
+from harness.history import HistoryWriter, read_events
+from harness.pipeline.table_services import TableServices
+from tests.unit.harness.test_isolation_dirty_reads import new_table, rows
+
+
+def test_one_cycle_rolls_back_cleans_and_archives(tmp_path):
+    table = new_table(tmp_path)
+    for _ in range(6):
+        instant = table.start_instant()
+        table.commit(instant, table.write_files(instant, rows(range(4))))
+    crashed = Table.open(table.path, max_skew_ms=0, writer_id="batch_writer:0")
+    failed = crashed.start_instant()  # its writer dies: the heartbeat stops
+    crashed.write_files(failed, rows(range(100, 104)))
+    crashed.heartbeats.close()
+    later = AdjustableClock(SystemClock())
+    later.set_offset_ms(3_600_000)  # the heartbeat expired long ago
+    driver = Table.open(table.path, clock=later, max_skew_ms=0, writer_id="coordinator")
+    history = HistoryWriter(tmp_path / "history", "driver")
+    services = TableServices(driver, 1.0, history, archive_keep=2, clean_retain_commits=2)
+    services.run_once()
+    events = {e["kind"]: e for e in read_events(tmp_path / "history")}
+    assert events["failed_writes_rolled_back"]["instants"] == [failed.requested_time]
+    assert events["clean"]["files"] > 0
+    assert events["archive"]["instants"] > 0
+    timeline = driver.timeline.reload()
+    assert timeline.is_rolled_back(failed.requested_time)
+    assert len(timeline.completed()) <= 2 + 1  # kept, and the rollback's own instant
+    assert cleaning.retained_from(driver) is not None
+    assert sorted(driver.snapshot()["id"].to_pylist()) == [0, 1, 2, 3]
+
+
+def test_stopping_runs_one_last_cycle(tmp_path):
+    """However short the run, its last commits are cleaned: no cycle ran before the stop."""
+    table = new_table(tmp_path)
+    for _ in range(3):
+        instant = table.start_instant()
+        table.commit(instant, table.write_files(instant, rows(range(4))))
+    history = HistoryWriter(tmp_path / "history", "driver")
+    services = TableServices(table, 3600.0, history, archive_keep=0, clean_retain_commits=1)
+    services.start()
+    services.stop()
+    assert [e["kind"] for e in read_events(tmp_path / "history")] == ["clean"]
