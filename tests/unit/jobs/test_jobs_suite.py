@@ -18,7 +18,15 @@ def _suite(tmp_path: Path, text: str) -> Path:
 
 def test_the_shipped_suites_parse() -> None:
     nightly = load_suite(SUITES / "nightly.yaml")
-    assert [e.id for e in nightly.entries] == ["smoke", "bank", "blocking-vs-async", "chaos-mix"]
+    assert [e.id for e in nightly.entries] == [
+        "smoke",
+        "bank",
+        "blocking-vs-async",
+        "blocking-vs-async-shared-wait",
+        "chaos-mix",
+        "s3-standalone",
+    ]
+    assert nightly.entries[3].scenario.engine.truetime.shared_wait
     assert nightly.benchmarks is not None and nightly.benchmarks.path.name == "benchmarks"
     quick = load_suite(SUITES / "quick.yaml")
     (entry,) = quick.entries
