@@ -133,8 +133,7 @@ class Storage:
         try:
             if self._s3 is not None:
                 return self._s3.get(full)[2] == write_id
-            with self.filesystem.open_input_stream(full) as f:
-                return f.read() == data
+            return self.raw_read(full) == data
         except FileNotFoundError:
             return False
 

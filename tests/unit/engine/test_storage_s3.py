@@ -5,6 +5,8 @@ table created, committed and read on S3."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from engine.config import TableConfig
@@ -120,3 +122,60 @@ def test_a_torn_write_is_caught_on_both_backends(storage_root):
     s.after_write_hooks.append(tear)
     with pytest.raises(CorruptFileError):
         s.write_parquet("f.parquet", rows([1, 2, 3]))
+
+
+class _PausedPublish:
+    """Stops a holder's staged write between its decision (the grant's compare-and-swap)
+    and its publication, until released (a SIGSTOP ... SIGCONT, forced, not waited for)."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.reached, self.go = threading.Event(), threading.Event()
+        folders = storage._folders
+        real = folders._publish
+
+        def paused(pending, *, sealing):
+            if not sealing:
+                self.reached.set()
+                assert self.go.wait(10)
+            return real(pending, sealing=sealing)
+
+        folders._publish = paused
+
+
+def _staged_in_thread(storage: Storage, path: str, data: bytes) -> tuple[threading.Thread, list]:
+    errors: list = []
+
+    def run() -> None:
+        try:
+            storage.put_staged("fence/g", path, data)
+        except OSError as e:
+            errors.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, errors
+
+
+@pytest.mark.parametrize("removed_meanwhile", [False, True])
+def test_a_holder_resumed_after_the_seal_lands_nothing_new(s3_location, removed_meanwhile):
+    """S3 fencing (storage_s3.Folders): a write decided before the seal is published by the
+    sealer; its holder, resumed afterwards, fails, and if the object was removed since (a
+    rollback) its late PUT does not bring it back."""
+    location = s3_location()
+    holder, sealer = Storage(location), Storage(location)
+    holder.makedirs("fence")
+    holder.create_dir("fence/g")
+    pause = _PausedPublish(holder)
+    thread, errors = _staged_in_thread(holder, "tl/x", b"decided")
+    assert pause.reached.wait(10)
+    assert sealer.remove_dir("fence/g")  # seals: finishes the decided write first
+    assert sealer.read_bytes("tl/x") == b"decided"
+    if removed_meanwhile:
+        sealer.delete("tl/x")
+    pause.go.set()
+    thread.join(10)
+    assert [type(e) for e in errors] == [FileNotFoundError]  # the holder learns it was sealed
+    assert sealer.exists("tl/x") == (not removed_meanwhile)
+    with pytest.raises(FileNotFoundError):  # and nothing it stages lands any more
+        holder.put_staged("fence/g", "tl/y", b"late")
+    assert not sealer.exists("tl/y")
