@@ -27,6 +27,8 @@ FAULTS = {
 # takes through, with a batch writer committing beside the stream (tests/integration/
 # test_bank.py: the storage lock).
 LOCKS = {"writer-crash": "zookeeper"}
+# Table services (archival, cleaning) ride along: scenarios whose runs must show both.
+SERVICES = {"coordinator-crash"}
 # What the coordinator must have done with the ACK each fault delivered.
 ACK_OUTCOMES = {"delay_ack": {"committed", "ignored_stale"}, "stale_ack": {"ignored_stale"}}
 
@@ -51,6 +53,9 @@ def test_fault_happens_and_checks_stay_valid(run, name):
         assert lock["provider"] == LOCKS[name] and lock["endpoint"], lock
         events, _ = load_events(outcome.paths.history)
         assert [e for e in events if e["kind"] == "txn" and e["outcome"] == "ok"], "no commit"
+    if name in SERVICES:  # cleaned and archived while the stream wrote and the fault hit
+        kinds = {e["kind"] for e in load_events(outcome.paths.history)[0]}
+        assert {"clean", "archive"} <= kinds and "table_service_failed" not in kinds, kinds
     # Which batches had to be visible came from Spark's checkpoint, and the history agrees.
     exactly_once = result["checks"]["exactly_once"]
     assert exactly_once["ground_truth"] == "spark_checkpoint"
