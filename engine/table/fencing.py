@@ -55,9 +55,11 @@ data files only after that, so none is gone), else the rollback stands and is fi
 whoever cleans failed writes. Voiding moves the claim into the voider's own grant, a
 fenced move, so a holder that was itself taken over voids nothing.
 
-Limits. The atomicity rests on local (POSIX) storage. Object stores have no directories
-and pyarrow.fs no conditional PUT, so there grants and claims are check-then-write, as
-`Storage.put_if_absent` already is. Switches: `safety.fencing` turns grants, sealing and
+Object stores. S3 has no directories, rename or link; there the same calls keep these
+guarantees with conditional writes (engine/storage_s3.py, `Folders`): a grant or domain is
+a marker object changed only by compare-and-swap, a staged write is decided by a CAS on
+its grant's marker (refused once sealed) and then published with If-None-Match PUTs, and a
+seal finishes the decided write before it marks the grant sealed. Switches: `safety.fencing` turns grants, sealing and
 claims off (the detection scenarios show the double commit); claims also need
 `safety.put_if_absent`, since a claim is a put-if-absent of the completion.
 """
