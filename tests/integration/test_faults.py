@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from engine.storage import TEMP_PREFIX
+from engine.table import Table
 from harness.history import load_events
 
 pytestmark = pytest.mark.spark
@@ -56,6 +58,14 @@ def test_fault_happens_and_checks_stay_valid(run, name):
     if name in SERVICES:  # cleaned and archived while the stream wrote and the fault hit
         kinds = {e["kind"] for e in load_events(outcome.paths.history)[0]}
         assert {"clean", "archive"} <= kinds and "table_service_failed" not in kinds, kinds
+    # Markers: a reader that lists the table folder sees only committed files (no file of a
+    # failed attempt, superseded flush or rolled-back instant; no temp of a completed one).
+    table = Table.open(str(outcome.paths.table))
+    assert table.orphan_files() == [], table.orphan_files()[:5]
+    completed = {i.requested_time for i in table.timeline.completed(include_archived=True)}
+    temps = [n for n in table.storage.list("") if n.startswith(TEMP_PREFIX)]
+    assert not [n for n in temps if any(t in n for t in completed)], temps
+    table.close()
     # Which batches had to be visible came from Spark's checkpoint, and the history agrees.
     exactly_once = result["checks"]["exactly_once"]
     assert exactly_once["ground_truth"] == "spark_checkpoint"

@@ -35,9 +35,7 @@ def failed_attempt_then_retry(table: Table) -> tuple[str, list]:
 
 
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
-def test_a_failed_attempts_files_are_deleted_before_the_instant_completes(
-    make_table, table_type
-):
+def test_a_failed_attempts_files_are_deleted_before_the_instant_completes(make_table, table_type):
     table = make_table(TableConfig(table_type=table_type, file_groups=4))
     t, stats = failed_attempt_then_retry(table)
     assert len(table.markers.files(t)) == 2 * len(stats)

@@ -167,8 +167,10 @@ def test_zombie_paused_in_a_rollback(path, point, fencing):
     else:
         assert error is None and len(rollbacks) == 1
         if not decided:
-            # A completed instant whose files are gone (`timeline`, `exactly_once` say so).
-            assert not any(successor.storage.exists(s.file_name) for s in stats)
+            # A rollback recorded against a completed instant (`timeline`: committed after
+            # rollback); its files stay, since the successor's completion removed t's markers.
+            assert successor.timeline.reload().is_rolled_back(t.requested_time)
+            assert t.requested_time in {i.requested_time for i in _completed(successor)}
 
 
 @pytest.mark.parametrize(("point", "fencing"), _cases("compaction"))

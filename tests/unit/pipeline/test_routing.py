@@ -17,6 +17,7 @@ from engine.config import TableConfig
 from engine.errors import EngineError
 from engine.layout.index import owner_tasks, route_keys
 from engine.table import Table
+from engine.table.writer import dynamic_index
 from harness.pipeline.routing import (
     ROUTE_COLUMN,
     RouteConfig,
@@ -78,7 +79,7 @@ def test_each_file_group_goes_to_exactly_one_task_and_the_instant_commits(tmp_pa
     batch = _batch()
     keys = batch.column("id")
     owners = owners_of(keys, cfg)
-    route = route_keys(keys, "upsert", 4, table._writer._dynamic_index(table.view()))
+    route = route_keys(keys, "upsert", 4, dynamic_index(table.catalog, table.view(), table.config))
     groups = np.array(route.file_ids)[route.codes]
     tasks_of_group = defaultdict(set)
     for group, task in zip(groups, owners, strict=True):
@@ -103,9 +104,7 @@ def test_each_file_group_goes_to_exactly_one_task_and_the_instant_commits(tmp_pa
 
 
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
-def test_split_by_source_partition_two_tasks_write_a_group_and_commit_refuses(
-    tmp_path, table_type
-):
+def test_split_by_source_partition_two_tasks_write_a_group_and_commit_refuses(tmp_path, table_type):
     table = _table(str(tmp_path / "t"), table_type)
     batch = _batch()
     parity = (np.array(batch.column("id").to_pylist()) % 2).astype(bool)
