@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.clock import format_instant, parse_instant
-from engine.table import Table
+from engine.table import Table, cleaning
 from harness.checks import fingerprint
 
 COLUMNS = ["id", "event_id", "account", "amount"]
@@ -78,8 +78,14 @@ def _point_in_time(table: Table, bound: str | None) -> str | None:
 def sweep_reads(table: Table, rng: random.Random, points: int = SWEEP_POINTS) -> list[dict]:
     """The reads the bank check makes of the final table: a snapshot, an as-of read at the
     completion time of every completed instant (evenly thinned to `points`), as many at
-    random times between them, and the incremental pull between each two neighbours."""
-    times = sorted({i.completion_time for i in table.timeline.reload().completed(True)})
+    random times between them, and the incremental pull between each two neighbours. All
+    inside the cleaner's retention window (engine/table/cleaning.py): before it, files may
+    be gone by design."""
+    table.timeline.reload()
+    boundary = cleaning.retained_from(table) or ""
+    times = sorted(
+        {i.completion_time for i in table.timeline.completed(True) if i.completion_time >= boundary}
+    )
     if len(times) > points:
         times = [times[round(k * (len(times) - 1) / (points - 1))] for k in range(points)]
     reads = [{**perform_read(table, "snapshot", bank=True), "reader": "final"}]

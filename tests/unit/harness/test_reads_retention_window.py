@@ -4,6 +4,7 @@ end-of-run repeat skips reads a clean moved out of it, and isolation counts them
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from engine.table import Table, cleaning
@@ -13,7 +14,7 @@ from harness.runner.check_inputs import _isolation_inputs
 from harness.runner.final_state import FinalState
 from harness.workload import readers
 from harness.workload.readers import ReaderThread
-from harness.workload.reads import perform_read
+from harness.workload.reads import perform_read, sweep_reads
 from tests.unit.harness.test_isolation_dirty_reads import new_table, rows
 
 
@@ -89,3 +90,15 @@ def test_a_reader_travels_only_inside_the_window(tmp_path, monkeypatch):
     pulls = [e for e in events if e.get("read_kind") == "incremental"]
     assert pulls and pulls[0]["begin"] == boundary  # the first pull starts at the window
     assert not [e for e in events if e["kind"] == "read_error"]
+
+
+def test_the_final_sweep_stays_inside_the_window(tmp_path):
+    table = new_table(tmp_path)
+    _rewrites(table, 6)
+    cleaning.clean(table, retain_commits=2)
+    boundary = cleaning.retained_from(table.reload())
+    fresh = Table.open(table.path)  # no cached copies of the cleaned files
+    reads = sweep_reads(fresh, random.Random(1))  # reading a cleaned slice would raise
+    points = [r["as_of"] for r in reads if r["read_kind"] == "as_of"]
+    assert points and min(points) >= boundary
+    assert all(r["begin"] >= boundary for r in reads if r["read_kind"] == "incremental")
