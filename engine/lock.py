@@ -491,7 +491,8 @@ class LeaseLock(_LockBase):
                 self._mutex.release()
                 raise
             if token is not False:
-                self.token = int(token)
+                # An int subclass stays (a ServiceToken names its fence domain).
+                self.token = token if isinstance(token, int) else int(token)
                 self._renewer.start()
                 return
             if time.monotonic() >= deadline:

@@ -61,6 +61,9 @@ class StorageLock(_LockBase):
         self._held: tuple[str, Record] | None = None  # (version, record) this holder wrote
         self._released: tuple[str, Record] | None = None  # the free record it wrote last
         self._observer = LeaseObserver(lease_s, monotonic)
+        # As FileLock's: set by a holder that knows a lease's holder is dead (a restarted
+        # coordinator: a lease of its own identity is its sealed predecessor's).
+        self.known_dead: Callable[[Record], bool] | None = None
         self._mutex = threading.Lock()  # threads of this process
         self._renew_lock = threading.Lock()  # renewal vs release
         self._renewer = _Renewer(self.renew, lease_s / 3) if renew else None
@@ -130,7 +133,8 @@ class StorageLock(_LockBase):
                 return True
         version, current = self.read()
         held = current is not None and current.get("state") == "held"
-        if held and not self._observer.expired(version):
+        dead = held and self.known_dead is not None and self.known_dead(current)
+        if held and not dead and not self._observer.expired(version):
             return False
         seq, token = (int(current["seq"]), int(current["token"])) if current else (0, 0)
         record = {"state": "held", "owner": self.holder_id, "token": token + 1, "seq": seq + 1}

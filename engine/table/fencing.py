@@ -165,10 +165,12 @@ class Fence:
     # -- grants (the table lock is held) -----------------------------------------------
 
     def open(self, lock_token: object) -> None:
-        """A lock hold begins: name its grant (made by its first write)."""
+        """A lock hold begins: name its grant (made by its first write). A token that
+        names its own domain (a coordinator's lock service: engine/lock_provider.py
+        ServiceToken) puts the grant there, so the next epoch seals it."""
         if not self.enabled:
             return
-        domain = _scope.get() or self.domain
+        domain = _scope.get() or getattr(lock_token, "fence_domain", None) or self.domain
         token = str(lock_token) if lock_token is not None else uuid.uuid4().hex
         self.grant = f"{FENCE_DIR}/{domain}/{token}"
         if self._made is not None and self._made != self.grant:

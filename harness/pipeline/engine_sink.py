@@ -11,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from engine.config import Safety
-from engine.lock_provider import LockSpec
+from engine.lock_provider import LockSpec, serve_table_lock, write_service_endpoint
 from engine.stream.coordinator import Coordinator
 from engine.stream.state import CheckpointStateStore, EpochStore
 from engine.stream.transport.rpc import CoordinatorServer
@@ -60,13 +60,14 @@ class EngineSink:
         self.history = history
         self.faults = faults
         safety = Safety(**cfg.safety)
+        lock_spec = LockSpec(**cfg.lock) if cfg.lock else LockSpec()
         self.table = Table.open(
             cfg.table_path,
             clock=faults.coordinator_clock,
             safety=safety,
             max_skew_ms=cfg.max_skew_ms,
             writer_id="coordinator",
-            lock_spec=LockSpec(**cfg.lock) if cfg.lock else None,
+            lock_spec=lock_spec,
         )
         self.table.fence.hooks.append(faults.table_hook)  # pauses / crashes at table seams
         StorageFaults(
@@ -92,6 +93,14 @@ class EngineSink:
             fault_hook=faults.coordinator_hook,
             shared_wait=cfg.shared_wait,
         )
+        # engine.lock.provider service: this coordinator serves the table lock (its own table
+        # locks through it in-process, the other writers over RPC), with tokens that name
+        # its epoch, so the next coordinator's epoch seals every hold it granted.
+        self.lock_service = (
+            serve_table_lock(self.table, self.coordinator.epoch, lock_spec.lease_s)
+            if lock_spec.provider == "service"
+            else None
+        )
         self._restore_pending = restored is not None
         if restored is not None:
             self.coordinator.restore(restored)
@@ -116,8 +125,12 @@ class EngineSink:
         )
         if self.services is not None:
             self.services.start()
-        self.server = CoordinatorServer(self.coordinator, host=cfg.rpc_host, secret=cfg.secret)
+        self.server = CoordinatorServer(
+            self.coordinator, host=cfg.rpc_host, secret=cfg.secret, lock_service=self.lock_service
+        )
         self.endpoint = self.server.start()
+        if self.lock_service is not None:  # where the other writers find the lock service
+            write_service_endpoint(str(lock_spec.endpoint), self.endpoint)
         # Routing by file group: needed unless each write makes its own groups (COW insert).
         config = self.table.config
         self._routing = needs_routing(config.table_type, cfg.op)

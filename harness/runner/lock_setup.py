@@ -19,6 +19,7 @@ from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 
 LOCK_RECORD = "lock.json"
+SERVICE_ENDPOINT = "lock_service.json"  # engine/lock_provider.py write_service_endpoint
 
 
 @dataclass
@@ -35,6 +36,8 @@ def start_run_lock(scenario: Scenario, paths: RunPaths) -> RunLock:
     """The run's lock provider, its service started if it needs one; recorded for the run."""
     settings = scenario.engine.lock
     server, endpoint = None, None
+    if settings.provider == "service":  # the coordinator publishes its address there
+        endpoint = str(paths.control / SERVICE_ENDPOINT)
     if settings.provider == "zookeeper":
         from infra.services.zookeeper import ZooKeeperError, ZooKeeperServer
 

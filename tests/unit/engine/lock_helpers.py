@@ -88,8 +88,8 @@ class Rig:
             )
         else:
             lock = LeaseLock(self.service, "table", holder_id=name, lease_s=self.lease_s)
-            if on_takeover is not None:
-                lock.on_takeover = on_takeover
+            if on_takeover is not None:  # the service revokes, as the coordinator's does
+                self.service.on_takeover = on_takeover
         self.made.append(lock)
         return lock
 

@@ -26,7 +26,7 @@ from tests.unit.engine.engine_helpers import rows
 from tests.unit.engine.lock_helpers import Rig, zookeeper  # noqa: F401
 
 LEASE_S = 5.0
-LEASE_PROVIDERS = ["file", "storage", "zookeeper"]  # service: its takeover hook (H8)
+LEASE_PROVIDERS = ["file", "storage", "zookeeper", "service"]
 WAIT_S = 10.0
 
 
