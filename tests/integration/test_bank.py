@@ -8,9 +8,18 @@ pytestmark = pytest.mark.spark
 
 
 def test_bank_total_never_moves(run):
-    outcome = run("bank", "duration_s=12", "batch_writers.count=2", "batch_writers.op=transfer")
+    # The batch writers and the coordinator lock through the storage lock provider (one lock
+    # object, conditional writes): no run of its own.
+    outcome = run(
+        "bank",
+        "duration_s=12",
+        "batch_writers.count=2",
+        "batch_writers.op=transfer",
+        "engine.lock.provider=storage",
+    )
     result = json.loads(outcome.paths.result.read_text())
     assert result["verdict"] == "valid", json.dumps(result["checks"])[:3000]
+    assert result["environment"]["lock"]["provider"] == "storage"
     bank = result["checks"]["bank"]
     assert bank["reads"] >= 4  # the readers' snapshots, as-of reads and pulls + the final read
     assert set(bank["by_kind"]) >= {"snapshot", "as_of", "incremental"}
