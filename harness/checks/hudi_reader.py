@@ -4,33 +4,37 @@ The same table is read by the engine and by hudi-rs: the snapshot, time travel a
 completion times, and one incremental pull per completed data instant. Any difference
 in the rows (by record key, and each compared value column) is `invalid`, naming rows.
 
-Where the two readers' semantics differ, only what is comparable is compared:
+Where the two readers' semantics differ, only what is comparable is compared (hudi-rs
+0.5.0, from its source and measured: tests/unit/harness/test_hudi_reader_tables.py):
 
 - Time travel. The engine's `as_of(c)` reads the instants that COMPLETED at or before c.
   hudi-rs's time travel to T reads the instants REQUESTED at or before T that are
-  completed now (file slices are keyed by requested time; log blocks are filtered by their
-  requested instant time; files of instants not completed now are dropped). At a
-  completion time c the two select the same instants exactly when no instant straddles c:
-  none was requested at or before c and completed after c (`straddling`). An instant that
-  completed at or before c was requested before c, so it is in both; one requested after
-  c is in neither. Log slicing then agrees too: a log completed at or before c whose file
-  group got a new base requested before the log completed belongs to that new slice in
-  both readers (that base's instant was requested before c, so it completed by c). The
-  last completion time is always comparable: the snapshot.
-- Incremental. Both select by COMPLETION time: hudi-rs's pull (b, e] reads the commits
-  that completed in (b, e], as the engine's does (measured on hudi-rs 0.5.0:
-  tests/unit/harness/test_hudi_reader_tables.py). Between consecutive completion times
-  exactly one instant completes; the check pulls each data instant that way from both.
-  One exception, measured too: hudi-rs's pull misses a log write that completed while a
-  compaction of its file group was pending (requested before the log completed, completed
-  after the pull's end), and no later pull returns it, where the engine returns it in the
-  pull its completion falls in (its contract: a pull never skips an instant that completes
-  late). Those pulls are not compared (`incremental_pulls`).
+  completed now: file slices are keyed by requested time (a log-only slice by the
+  requested time of the log that opened it), log blocks are filtered by their requested
+  time, files of instants not completed now are dropped. So the engine's as-of c is
+  compared with hudi-rs's time travel to T = the latest requested time among the
+  instants completed by c, when (a) every instant not completed by c was requested after
+  T (the completed ones are a prefix in requested order), and (b) no compaction was
+  pending at c (requested at or before c, completed after it: hudi-rs files the logs that
+  completed after its request under its slice, which T does not reach). Under (a) and
+  (b) both select the same instants and the same slices (`time_travel_points`). In async
+  mode the next instant is requested before the previous one completes, so c itself is
+  rarely a T: hence T, not c.
+- Incremental. Both select by COMPLETION time: hudi-rs admits the commits completed in
+  (b, e], reads the file slices of the groups they touched as of the latest admitted
+  REQUESTED time, and masks the rows to the admitted commit times. Between consecutive
+  completion times one instant i completes; its pull is compared unless another instant j
+  in one of its file groups was requested after it and either completed before it (j
+  opened the log-only slice i's log joins) or is a compaction requested before i
+  completed (i's log joins j's new slice): then hudi-rs files i's rows under a slice its
+  read as of i's requested time does not reach, misses them, and no later pull returns
+  them, where the engine returns them in the pull i's completion falls in (its contract:
+  a pull never skips an instant that completes late). `incremental_pulls`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -77,41 +81,49 @@ class Reads(Protocol):
     def incremental(self, begin: str | None, end: str) -> pa.Table: ...
 
 
-def straddling(instants: Iterable[Completed], time: str) -> list[Completed]:
-    """Instants requested at or before `time` that completed after it: each makes hudi-rs's
-    time travel to `time` differ from the engine's as-of read at `time`."""
-    return [i for i in instants if i.requested <= time < i.completed]
-
-
-def time_travel_points(instants: list[Completed]) -> tuple[list[str], list[dict[str, Any]]]:
-    """(completion times where both time-travel semantics agree, the others with the
-    instants that straddle them), in completion order."""
-    comparable, skipped = [], []
-    for c in sorted(i.completed for i in instants):
-        across = straddling(instants, c)
-        if across:
-            skipped.append({"as_of": c, "straddled_by": [i.requested for i in across]})
+def time_travel_points(
+    instants: list[Completed],
+) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
+    """([(c, T)]: the engine's as-of c and hudi-rs's time travel to T select the same
+    instants; the completion times skipped, with the instants that break the rule), in
+    completion order."""
+    by_completion = sorted(instants, key=lambda i: i.completed)
+    points, skipped = [], []
+    for n, inst in enumerate(by_completion):
+        c = inst.completed
+        upto = max(i.requested for i in by_completion[: n + 1])
+        later = by_completion[n + 1 :]
+        overtaken = sorted(i.requested for i in later if i.requested < upto)
+        pending = sorted(i.requested for i in later if not i.data and i.requested <= c)
+        if overtaken or pending:
+            why = {"as_of": c, "hudi_as_of": upto}
+            if overtaken:
+                why["requested_earlier_completed_later"] = overtaken
+            if pending:
+                why["compaction_pending"] = pending
+            skipped.append(why)
         else:
-            comparable.append(c)
-    return comparable, skipped
+            points.append((c, upto))
+    return points, skipped
 
 
 def incremental_pulls(instants: list[Completed]) -> tuple[list[Pull], list[dict[str, Any]]]:
     """(one pull per completed data instant, from the completion before it to its own; the
-    skipped ones: a compaction of one of its file groups was pending when it completed)."""
+    skipped ones, with the instants that put its rows out of hudi-rs's pull)."""
     by_completion = sorted(instants, key=lambda i: i.completed)
-    compactions = [i for i in instants if not i.data]
     pulls, skipped = [], []
     for n, inst in enumerate(by_completion):
         if not inst.data:
             continue
-        pending = sorted(
-            k.requested
-            for k in compactions
-            if k.requested < inst.completed < k.completed and k.groups & inst.groups
+        moved = sorted(
+            j.requested
+            for j in instants
+            if j.requested > inst.requested
+            and j.groups & inst.groups
+            and (j.completed < inst.completed or (not j.data and j.requested < inst.completed))
         )
-        if pending:
-            skipped.append({"instant": inst.requested, "compaction_pending": pending})
+        if moved:
+            skipped.append({"instant": inst.requested, "slice_opened_by": moved})
         else:
             begin = by_completion[n - 1].completed if n else None
             pulls.append(Pull(inst.requested, begin, inst.completed))
@@ -236,11 +248,11 @@ def hudi_reader(
         return mine.num_rows
 
     snapshot_rows = compare({"read": "snapshot"}, engine.snapshot, hudi.snapshot)
-    for c in chosen_points:
+    for c, upto in chosen_points:
         compare(
-            {"read": "time_travel", "as_of": c},
+            {"read": "time_travel", "as_of": c, "hudi_as_of": upto},
             lambda c=c: engine.as_of(c),
-            lambda c=c: hudi.as_of(c),
+            lambda upto=upto: hudi.as_of(upto),
         )
     for p in chosen_pulls:
         compare(

@@ -20,7 +20,6 @@ from harness.checks.hudi_reader import (
     incremental_pulls,
     read_limits,
     spread,
-    straddling,
     time_travel_points,
 )
 
@@ -37,17 +36,27 @@ def inst(req: int, comp: int, action="deltacommit", groups=("fg1",)) -> Complete
 # --- which time-travel points compare -----------------------------------------------------
 
 
-def test_an_instant_requested_before_and_completed_after_a_point_makes_it_incomparable():
+def test_as_of_c_is_time_travel_to_the_latest_requested_time_completed_by_c():
+    # Pipelined (async): each instant is requested before the previous one completes.
+    a, b, c = inst(1, 3), inst(2, 5), inst(4, 6)
+    points, skipped = time_travel_points([a, b, c])
+    assert points == [(t(3), t(1)), (t(5), t(2)), (t(6), t(4))] and skipped == []
+
+
+def test_an_instant_requested_earlier_and_completed_later_makes_a_point_incomparable():
     a, b = inst(1, 5), inst(2, 3)  # a was requested first and completed last
-    assert straddling([a, b], t(3)) == [a]
     points, skipped = time_travel_points([a, b])
-    assert points == [t(5)]
-    assert skipped == [{"as_of": t(3), "straddled_by": [t(1)]}]
+    assert points == [(t(5), t(2))]
+    assert skipped == [
+        {"as_of": t(3), "hudi_as_of": t(2), "requested_earlier_completed_later": [t(1)]}
+    ]
 
 
-def test_instants_in_sequence_are_all_comparable():
-    points, skipped = time_travel_points([inst(1, 2), inst(3, 4), inst(5, 6)])
-    assert points == [t(2), t(4), t(6)] and skipped == []
+def test_a_pending_compaction_makes_a_point_incomparable():
+    log, compaction = inst(1, 3), inst(2, 4, action="compaction")
+    points, skipped = time_travel_points([log, compaction])
+    assert points == [(t(4), t(2))]
+    assert skipped == [{"as_of": t(3), "hudi_as_of": t(1), "compaction_pending": [t(2)]}]
 
 
 @st.composite
@@ -67,15 +76,18 @@ def schedules(draw) -> list[Completed]:
 
 @settings(max_examples=300, deadline=None)
 @given(schedules())
-def test_the_condition_is_exactly_where_the_two_semantics_select_the_same_instants(instants):
+def test_points_are_exactly_where_some_time_travel_selects_the_as_of_instants(instants):
     """The engine's as-of c reads the instants completed at or before c; hudi-rs's time
-    travel to c those requested at or before c (and completed now). They agree exactly
-    at the points time_travel_points keeps."""
-    points, skipped = time_travel_points(instants)
+    travel to T those requested at or before T (and completed now). time_travel_points
+    pairs c with a T selecting the same instants whenever one exists (data instants)."""
+    points, skipped = dict(time_travel_points(instants)[0]), time_travel_points(instants)[1]
+    requested = sorted(i.requested for i in instants)
     for c in [i.completed for i in instants]:
         engine = {i.requested for i in instants if i.completed <= c}
-        hudi = {i.requested for i in instants if i.requested <= c}
-        assert (engine == hudi) == (c in points), c
+        matches = [T for T in requested if {r for r in requested if r <= T} == engine]
+        assert (c in points) == bool(matches), c
+        if c in points:
+            assert points[c] in matches
     assert len(points) + len(skipped) == len(instants)
     assert max(i.completed for i in instants) in points  # the snapshot always compares
 
@@ -84,8 +96,8 @@ def test_the_condition_is_exactly_where_the_two_semantics_select_the_same_instan
 
 
 def test_one_pull_per_data_instant_between_consecutive_completion_times():
-    a, b, c = inst(1, 5), inst(2, 3), inst(6, 7)
-    compaction = inst(4, 6, action="compaction", groups=("fg2",))
+    a, b, c = inst(1, 5, groups=("fg1",)), inst(2, 3, groups=("fg2",)), inst(6, 7)
+    compaction = inst(4, 6, action="compaction", groups=("fg3",))
     pulls, skipped = incremental_pulls([a, b, c, compaction])
     assert [(p.instant, p.begin, p.end) for p in pulls] == [
         (t(2), None, t(3)),
@@ -95,15 +107,17 @@ def test_one_pull_per_data_instant_between_consecutive_completion_times():
     assert skipped == []
 
 
-def test_a_log_completed_while_a_compaction_of_its_group_was_pending_is_not_pulled():
+def test_a_pull_whose_rows_hudi_rs_files_under_a_later_slice_is_not_compared():
     log = inst(1, 5, groups=("fg1", "fg2"))
-    compaction = inst(3, 6, action="compaction", groups=("fg2",))
-    later = inst(4, 7, groups=("fg2",))  # completes after the compaction: comparable
+    compaction = inst(3, 6, action="compaction", groups=("fg2",))  # requested while inflight
+    later = inst(4, 7, groups=("fg2",))  # requested after the compaction: comparable
     pulls, skipped = incremental_pulls([log, compaction, later])
-    assert skipped == [{"instant": t(1), "compaction_pending": [t(3)]}]
+    assert skipped == [{"instant": t(1), "slice_opened_by": [t(3)]}]
     assert [p.instant for p in pulls] == [t(4)]
     other = inst(3, 6, action="compaction", groups=("fg9",))  # another group's: comparable
     assert incremental_pulls([log, other])[1] == []
+    overtaker = inst(2, 4, groups=("fg1",))  # requested after, completed before: opens a slice
+    assert incremental_pulls([log, overtaker])[1] == [{"instant": t(1), "slice_opened_by": [t(2)]}]
 
 
 def test_spread_keeps_the_last_point():
@@ -194,8 +208,8 @@ def test_readers_that_agree_where_comparable_are_valid():
     hudi = ModelReads(INSTANTS, WRITES, by_requested=True)
     r = hudi_reader(INSTANTS, engine, hudi, "id")
     assert r.verdict == "valid", r.evidence
-    assert r.evidence["time_travel"]["compared"] == 2  # t(3) is straddled by t(1)
-    assert r.evidence["incremental"]["compared"] == 3
+    assert r.evidence["time_travel"]["compared"] == 2  # t(1) overtakes t(2) at t(3)
+    assert r.evidence["incremental"]["compared"] == 2  # t(2) opened t(1)'s slice
 
 
 def test_a_row_only_hudi_rs_sees_is_invalid_and_named():
