@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from engine.errors import LockLostError, LockTimeoutError
@@ -450,6 +450,11 @@ class LockService:
                 return None
             return Lease(lease.owner, lease.token, lease.expires_ms)
 
+    def holder_record(self, name: str) -> dict | None:
+        """`holder` as plain data (over RPC): {owner, token, expires_ms}."""
+        lease = self.holder(name)
+        return None if lease is None else asdict(lease)
+
 
 class LeaseClient(Protocol):
     """What `LeaseLock` needs: `LockService` itself or an RPC client with the same calls."""
@@ -509,6 +514,13 @@ class LeaseLock(_LockBase):
     def close(self) -> None:
         """Stop the renewal thread (the lock object is not used afterwards)."""
         self._renewer.close()
+
+    def successor(self, token: object) -> str | None:
+        """Who holds the lock now if not the hold `token` (None while nobody does: a
+        service forgets a released lease; or if the client cannot tell)."""
+        holder = getattr(self.client, "holder_record", None)
+        record = holder(self.name) if holder is not None and token is not None else None
+        return None if record is None or record["token"] == token else str(record["owner"])
 
     def suspend_renewal(self, suspended: bool) -> None:
         """Fault injection: a stopped holder renews nothing (as FileLock)."""

@@ -135,6 +135,17 @@ class ServiceLeaseClient:
     def release(self, name: str, token: int) -> bool:
         return self._call("release", name=name, token=int(token))
 
+    def holder_record(self, name: str) -> dict | None:
+        """The current lease as plain data; None if nobody holds it or the service cannot
+        be asked (an observation for fault injection, never a decision)."""
+        with self._mutex:
+            try:
+                reply = self._connect().rpc.call("lock.holder_record", name=name)
+            except EngineError:  # no service published, or it moved: ask again later
+                self._endpoint = None
+                return None
+        return reply.get("result") if reply.get("status") == "OK" else None
+
 
 def zookeeper_path(storage: Storage) -> str:
     """The table's lock znode: one per table root (Hudi: base path + lock key)."""

@@ -94,6 +94,7 @@ class CoordinatorServer:
             "lock.acquire": self._lock_call("acquire"),
             "lock.renew": self._lock_call("renew"),
             "lock.release": self._lock_call("release"),
+            "lock.holder_record": self._lock_call("holder_record"),
         }
 
     @property

@@ -87,7 +87,7 @@ def test_paused_holders_lease_expires_and_is_taken_over(paused_rig):
     waiter.acquire(10 * ZK_LEASE_S)
     assert revoked == [stale]
     assert waiter.token != stale
-    if paused_rig.provider != "service":
+    if paused_rig.provider != "service":  # its stepping clock expires every lease it reads
         assert holder.successor(stale) == "waiter"
     holder.suspend_renewal(False)
     holder.release()  # a late release must not free the new holder's lock

@@ -58,8 +58,10 @@ def test_writers_lock_through_the_coordinators_service_and_follow_its_restart(pa
     writer.commit(t, writer.write_files(t, rows([1])))
     meta = writer.timeline.reload().read_metadata(t.requested_time)
     assert meta.fence.startswith(f"e{first.epoch}/")  # the grant lives in the epoch's domain
-    with first.table._locked(), pytest.raises(LockTimeoutError):
-        writer.lock.acquire(0.2)  # the coordinator holds it: excluded over RPC
+    with first.table._locked():
+        with pytest.raises(LockTimeoutError):
+            writer.lock.acquire(0.2)  # the coordinator holds it: excluded over RPC
+        assert writer.lock.successor(t) == "coordinator"  # who holds it, asked over RPC
     first.stop()  # a crash: the service and its leases are gone
     second = Coordinator(path, endpoint_file, safety)  # a new port, a new epoch
     t2 = writer.start_instant()  # the failed call read the file again
