@@ -29,7 +29,10 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   completed (i's log joins j's new slice): then hudi-rs files i's rows under a slice its
   read as of i's requested time does not reach, misses them, and no later pull returns
   them, where the engine returns them in the pull i's completion falls in (its contract:
-  a pull never skips an instant that completes late). `incremental_pulls`.
+  a pull never skips an instant that completes late). A pull of an archived instant is
+  not compared either: hudi-rs pulls read the active timeline only. `incremental_pulls`.
+- Both readers read only inside the cleaner's retention window (engine/table/cleaning.py):
+  before it files are gone by design, so earlier points and pulls are not compared.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ class Completed:
     action: str
     data: bool = True  # an incremental pull reads it (not a compaction)
     groups: frozenset[str] = frozenset()  # the file groups it wrote files in
+    archived: bool = False  # moved to the archived timeline (hudi-rs pulls cannot see it)
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,9 @@ def incremental_pulls(instants: list[Completed]) -> tuple[list[Pull], list[dict[
     pulls, skipped = [], []
     for n, inst in enumerate(by_completion):
         if not inst.data:
+            continue
+        if inst.archived:
+            skipped.append({"instant": inst.requested, "archived": True})
             continue
         moved = sorted(
             j.requested
@@ -225,13 +232,25 @@ def hudi_reader(
     key: str,
     reader: str = "hudi-rs",
     limits: tuple[int, int] = (MAX_TIME_TRAVEL, MAX_PULLS),
+    window_from: str | None = None,
 ) -> CheckResult:
     """Compare the two readers on the snapshot, the comparable time-travel points and
     incremental pulls (at most `limits`). An error of hudi-rs on a read is a disagreement
     (the engine's table must be readable by Hudi); an error of the engine's own read
-    propagates."""
+    propagates. `window_from`: the cleaner's retention boundary (None: nothing cleaned);
+    points and pulls before it are not compared."""
     points, tt_skipped = time_travel_points(instants)
     pulls, pull_skipped = incremental_pulls(instants)
+    if window_from is not None:
+        inside = [(c, t) for c, t in points if c >= window_from]
+        tt_skipped += [{"as_of": c, "out_of_window": True} for c, _ in points if c < window_from]
+        pull_skipped += [
+            {"instant": p.instant, "out_of_window": True}
+            for p in pulls
+            if p.begin is None or p.begin < window_from
+        ]
+        points = inside
+        pulls = [p for p in pulls if p.begin is not None and p.begin >= window_from]
     chosen_points = spread(points, limits[0])
     chosen_pulls = spread(pulls, limits[1])
     disagreements: list[dict[str, Any]] = []

@@ -9,7 +9,7 @@ import pyarrow.fs as pafs
 from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from hudi import __version__ as hudi_version
 
-from engine.table import Table
+from engine.table import Table, cleaning
 from engine.timeline.instant import DATA_ACTIONS
 from harness.checks.hudi_reader import NAME, Completed, hudi_reader, read_limits
 from harness.checks.result import CheckResult
@@ -94,6 +94,8 @@ class HudiReads:
 
 def completed_instants(table: Table) -> list[Completed]:
     """The table's completed instants whose files a reader reads."""
+    timeline = table.timeline.reload()
+    active = {i.requested_time for i in timeline.completed()}
     return [
         Completed(
             i.requested_time,
@@ -101,8 +103,9 @@ def completed_instants(table: Table) -> list[Completed]:
             i.action,
             data=i.action in DATA_ACTIONS,
             groups=frozenset(f.file_id for f in table.catalog.files_of(i)),
+            archived=i.requested_time not in active,
         )
-        for i in table.timeline.reload().completed(include_archived=True)
+        for i in timeline.completed(include_archived=True)
         if i.action in VIEW_ACTIONS
     ]
 
@@ -140,5 +143,6 @@ def check_table(table: Table) -> CheckResult:
         key,
         READER,
         read_limits(table.stored_rows()),
+        cleaning.retained_from(table),
     )
     return CheckResult(NAME, result.verdict, {"table_version": version, **result.evidence})

@@ -120,6 +120,24 @@ def test_a_pull_whose_rows_hudi_rs_files_under_a_later_slice_is_not_compared():
     assert incremental_pulls([log, overtaker])[1] == [{"instant": t(1), "slice_opened_by": [t(2)]}]
 
 
+def test_an_archived_instant_is_not_pulled():
+    old = Completed(t(1), t(2), "commit", archived=True)
+    pulls, skipped = incremental_pulls([old, inst(3, 4)])
+    assert [p.instant for p in pulls] == [t(3)]
+    assert skipped == [{"instant": t(1), "archived": True}]
+
+
+def test_nothing_before_the_retention_window_is_compared():
+    instants = [inst(1, 2, groups=("a",)), inst(3, 4, groups=("b",)), inst(5, 6, groups=("c",))]
+    writes = {t(1): {1: 1}, t(3): {2: 2}, t(5): {3: 3}}
+    engine, hudi = ModelReads(instants, writes), ModelReads(instants, writes, by_requested=True)
+    r = hudi_reader(instants, engine, hudi, "id", window_from=t(4))
+    assert r.verdict == "valid", r.evidence
+    assert r.evidence["time_travel"]["compared"] == 2  # t(4), t(6)
+    assert r.evidence["incremental"]["compared"] == 1  # (t(4), t(6)]
+    assert {"as_of": t(2), "out_of_window": True} in r.evidence["time_travel"]["skipped"]["items"]
+
+
 def test_spread_keeps_the_last_point():
     assert spread(list(range(10)), 4) == [0, 3, 6, 9]
     assert spread([1, 2], 4) == [1, 2]

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.config import TableConfig
-from engine.table import Table
+from engine.table import Table, cleaning
 from harness.checks.hudi_rs import EngineReads, HudiReads, check_table, compared_columns
 
 
@@ -141,3 +141,26 @@ def test_a_table_hudi_rs_cannot_open_is_invalid_once_it_claims_hudi(tmp_path):
     r = check_table(w.table)
     assert r.verdict == "unknown" and "not a Hudi table" in r.evidence["reason"], r.evidence
     w.table.close()
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_archived_and_cleaned_tables_compare_inside_the_retention_window(tmp_path, table_type):
+    """hudi-rs pulls see the active timeline only, and a clean deletes the files of reads
+    before its boundary: those pulls and points are skipped, everything else agrees."""
+    config = TableConfig(table_type=table_type, file_groups=2)
+    table = Table.create(str(tmp_path / "t"), config, max_skew_ms=0, heartbeat_interval_s=0)
+    for n in range(8):
+        with table.transaction() as tx:
+            tx.write(engine_rows([n % 3, n + 100], [n, n]))
+        if table_type == "mor" and n in (3, 6):
+            table.run_compaction(table.schedule_compaction())
+    assert cleaning.clean(table, retain_commits=2) is not None
+    assert table.archive(keep=3) > 0
+    r = check_table(table)
+    table.close()
+    assert r.verdict == "valid", r.evidence
+    pulls = r.evidence["incremental"]["skipped"]["items"]
+    assert any(p.get("archived") for p in pulls), pulls
+    points = r.evidence["time_travel"]["skipped"]["items"]
+    assert any(p.get("out_of_window") for p in points)
+    assert r.evidence["time_travel"]["compared"] >= 2 and r.evidence["incremental"]["compared"] >= 1
