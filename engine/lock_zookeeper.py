@@ -55,6 +55,10 @@ class ZooKeeperLock(_LockBase):
         self._lock: Any = None  # kazoo's Lock of the current hold
         self._mutex = threading.Lock()  # threads of this process
         self._client_mutex = threading.Lock()
+        # As FileLock's: set by a holder that knows a contender is dead (a restarted
+        # coordinator: a node of its own identity is its sealed predecessor's), whose node
+        # it deletes instead of waiting out that session.
+        self.known_dead: Callable[[dict], bool] | None = None
 
     @property
     def endpoint(self) -> str:
@@ -112,6 +116,7 @@ class ZooKeeperLock(_LockBase):
         if not self._mutex.acquire(timeout=timeout):
             raise LockTimeoutError(self.path, timeout, None)
         try:
+            self._remove_dead()
             lock = self.client().Lock(f"{self.path}/lock", identifier=self.holder_id)
             try:
                 got = lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
@@ -125,6 +130,22 @@ class ZooKeeperLock(_LockBase):
             self._release_lock()
             self._mutex.release()
             raise
+
+    def _remove_dead(self) -> None:
+        """Delete the lock nodes of contenders `known_dead` judges dead (the take-over
+        then revokes their token through the holder record, as after a session expiry)."""
+        if self.known_dead is None:
+            return
+        from kazoo.exceptions import NoNodeError
+
+        client, parent = self.client(), f"{self.path}/lock"
+        for child in client.retry(client.get_children, parent):
+            try:
+                owner, _ = client.retry(client.get, f"{parent}/{child}")
+                if self.known_dead({"owner": owner.decode()}):
+                    client.retry(client.delete, f"{parent}/{child}")
+            except NoNodeError:
+                continue  # released meanwhile
 
     def _record_hold(self) -> None:
         """Write our hold into the holder record; revoke a predecessor that never freed it."""

@@ -11,6 +11,7 @@ import pytest
 from engine.errors import CorruptFileError, LockTimeoutError
 from engine.lock import FileLock, InProcessLock, LeaseLock, LockService
 from engine.lock_storage import StorageLock
+from engine.lock_zookeeper import ZooKeeperLock
 from engine.storage import Storage
 from tests.unit.engine.lock_helpers import PROVIDERS, ZK_LEASE_S, Rig, zookeeper  # noqa: F401
 
@@ -287,3 +288,22 @@ def test_a_restarted_coordinator_takes_its_predecessors_storage_lease_at_once(st
     restarted.acquire(1)
     assert revoked == [crashed.token] and restarted.token == crashed.token + 1
     restarted.release()
+
+
+def test_a_restarted_coordinator_takes_its_predecessors_zookeeper_lock_at_once(request):
+    """A crashed holder's session lives on for a whole session timeout; a restarted
+    coordinator deletes the lock node of its own identity and revokes its token."""
+    zk, path = request.getfixturevalue("zookeeper"), "/instantbench/test/restart"
+    crashed = ZooKeeperLock(zk, path, holder_id="coordinator", lease_s=30)
+    crashed.acquire(5)
+    crashed.suspend_renewal(True)  # its process is gone: no heartbeat, the session lingers
+    revoked = []
+    restarted = ZooKeeperLock(
+        zk, path, holder_id="coordinator", lease_s=30, on_takeover=revoked.append
+    )
+    restarted.known_dead = lambda lease: lease.get("owner") == "coordinator"
+    restarted.acquire(5)  # far less than the 30 s session timeout
+    assert revoked == [crashed.token] and restarted.token > crashed.token
+    restarted.release()
+    restarted.close()
+    crashed.close()
