@@ -1,6 +1,8 @@
 """The run's table lock (`engine.lock`): which provider every writer of the table uses,
 and for `zookeeper` the real ZooKeeper server the harness starts on loopback for the run
-(its data in the run directory) and stops after it.
+(its data in the run directory) and stops after it. For `service` the endpoint is the file
+in which each pipeline driver publishes its lock service's address (harness/pipeline/
+engine_sink.py), where the batch writers look for it.
 
 The choice is recorded once, in `control/lock.json` of the run directory: the driver, the
 batch writers and result.json `environment.lock` all read it from there, so they agree on
