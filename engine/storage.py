@@ -241,14 +241,32 @@ class Storage:
 
         FileNotFoundError if `staging` is gone or the temp was taken out of it meanwhile (a
         sealed fence grant: engine/table/fencing.py); FileExistsError, with `filename` the
-        full path, if `claim` or `path` exists. S3: storage_s3.Folders.put_staged."""
+        full path, if `claim` or `path` exists. S3: storage_s3.Folders.put_staged.
+        A retry after a lost response that finds its claim and path written by this call
+        (S3: its write id; local: its bytes) is no conflict."""
         full = self.full_path(path)
-        lost = self._hook("put", full)
+        write_id = storage_s3.new_write_id()
+        for attempt in range(2 if self._hook("put", full) else 1):
+            try:
+                self._put_staged_once(staging, path, data, claim, replace, write_id)
+            except FileExistsError:
+                landed = [t for t in (claim, path) if t is not None]
+                if not (
+                    attempt
+                    and all(self._written_by(self.full_path(t), write_id, data) for t in landed)
+                ):
+                    raise
+        self._after_write(full)
+
+    def _put_staged_once(
+        self, staging: str, path: str, data: bytes, claim: str | None, replace: bool, write_id: str
+    ) -> None:
+        full = self.full_path(path)
         if self._s3 is not None:
             claim_full = self.full_path(claim) if claim is not None else None
-            self._folders.put_staged(self.full_path(staging), full, data, claim_full, replace)
-            self._after_write(full)
-            self._lose(lost, full)
+            self._folders.put_staged(
+                self.full_path(staging), full, data, claim_full, replace, write_id
+            )
             return
         tmp = self._write_temp(f"{self.full_path(staging)}/{path.rsplit('/', 1)[-1]}", data, False)
         try:
@@ -266,8 +284,6 @@ class Storage:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 self.filesystem.delete_file(tmp)
-        self._after_write(full)
-        self._lose(lost, full)
 
     @staticmethod
     def _lose(lost: bool, full: str) -> None:

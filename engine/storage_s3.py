@@ -247,10 +247,11 @@ class Folders:
         return data.startswith(_MARKER_HEAD)
 
     def put_staged(
-        self, staging: str, path: str, data: bytes, claim: str | None, replace: bool
+        self, staging: str, path: str, data: bytes, claim: str | None, replace: bool, write_id: str
     ) -> None:
+        """`write_id` tags what it publishes (a retry with the same id finds its own)."""
         pending = {
-            "id": new_write_id(),
+            "id": write_id,
             "path": path,
             "claim": claim,
             "data": base64.b64encode(data).decode(),

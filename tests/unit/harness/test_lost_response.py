@@ -45,15 +45,28 @@ def test_a_create_whose_response_was_lost_is_retried_without_a_conflict(tmp_path
         storage.put_if_absent("lock/00000000000000000001", b"held by me")
 
 
-def test_a_fenced_write_whose_response_was_lost_landed_and_says_so(tmp_path, storage_root):
-    """A put the storage does not retry itself (a staged timeline write) lands, then the
-    caller gets the error: what a store that timed out after applying it does."""
+def test_a_fenced_write_whose_response_was_lost_is_retried_idempotently(tmp_path, storage_root):
+    """A staged timeline write with a claim (a completion) lands, its response is lost; the
+    retry finds its claim and file written by itself: no InstantClaimedError, one file."""
+    setup = Storage(storage_root)
+    for folder in ("grant", "timeline", "claims"):
+        setup.makedirs(folder)
+    setup.create_dir("grant/token")
+    storage = _lossy(tmp_path, storage_root)
+    storage.put_staged("grant/token", "timeline/1.commit", b"meta", claim="claims/1")
+    assert storage.read_bytes("timeline/1.commit") == storage.read_bytes("claims/1") == b"meta"
+    assert [f["evidence"]["mode"] for f in _faults(tmp_path)] == ["lost_response"]
+
+
+def test_a_grant_whose_creation_response_was_lost_landed_and_says_so(tmp_path, storage_root):
+    """A put the storage does not retry (a folder: it could not tell its own) lands, then
+    the caller gets the error, as from a store that timed out after applying it."""
     storage = _lossy(tmp_path, storage_root)
     storage.makedirs("grant")
-    storage.makedirs("timeline")
     with pytest.raises(ResponseLostError):
-        storage.put_staged("grant", "timeline/1.commit", b"meta")
-    assert storage.read_bytes("timeline/1.commit") == b"meta"
+        storage.create_dir("grant/token")
+    with pytest.raises(FileExistsError):
+        storage.create_dir("grant/token")
 
 
 def test_lost_response_is_for_puts_only(tmp_path):
