@@ -21,6 +21,8 @@ DETECTION = {
     # A batch writer paused holding the lock past its lease: its stale commit lands.
     "lock-lease": (["fencing"], {"timeline", "bank"}),
     "verify-writes": (["verify_writes"], {"exactly_once"}),
+    # A crashed task attempt's file stays: hudi-rs lists storage and reads its rows twice.
+    "markers": (["markers"], {"hudi_reader"}),
     # OCC would fail the stale merge's commit, so it is off too: the updates are lost.
     "cow-upsert-blocking": (["cow_upsert_blocking", "occ"], {"exactly_once"}),
 }
