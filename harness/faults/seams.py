@@ -35,7 +35,11 @@ _OPS: dict[tuple[str, str | None], str] = {
     ("rollback.py", None): "rollback",
     ("compaction.py", None): "compaction",
     ("table.py", "start_instant"): "instant",
+    # An instant's REQUESTED and INFLIGHT, also when a commit starts the next instant in
+    # its own hold (commit_and_start: engine.truetime.shared_wait).
+    ("table.py", "_begin"): "instant",
     ("table.py", "commit"): "commit",
+    ("table.py", "commit_and_start"): "commit",
 }
 _ENGINE_TABLE = "/engine/table/"
 _MAX_DEPTH = 30

@@ -16,6 +16,7 @@ from engine.stream.coordinator import Coordinator
 from engine.table import Table
 from engine.truetime import InstantTimeGenerator, LastGenerated
 from harness.checks import timeline
+from harness.faults.seams import table_seam_hook
 from harness.runner.final_state import _last_generated, _timeline_instants
 from tests.unit.engine.engine_helpers import HoldRecorder, held_names, rows
 from tests.unit.stream.stream_harness import StreamHarness
@@ -194,3 +195,23 @@ def test_a_commit_does_not_mint_while_a_creation_is_on_its_way_to_the_table(tmp_
     assert result.verdict == "valid", result.evidence
     h.coordinator.close()
     h.table.close()
+
+
+def test_a_shared_hold_reaches_the_commit_and_the_instant_seams(tmp_path):
+    """Faults name the seams of the hold (harness/faults/seams.py): its checks and wait are
+    the commit's, its REQUESTED and INFLIGHT writes the new instant's."""
+    table, _ = _table(tmp_path, skew_ms=1)
+    table.generator._sleep = table._truetime_wait  # the engine's own wait, with its seam
+    first = table.start_instant()
+    stats = table.write_files(first, rows(range(4)), op="insert")
+    reached: list[str] = []
+    table.fence.hooks.append(table_seam_hook(lambda point, info: reached.append(point)))
+    table.commit_and_start(first, stats)
+    assert reached == [
+        "commit_after_checks",
+        "commit_truetime_wait",
+        "commit_before_completed",
+        "instant_before_requested",
+        "instant_before_inflight",
+    ]
+    table.close()
