@@ -47,3 +47,20 @@ def test_stopping_runs_one_last_cycle(tmp_path):
     services.start()
     services.stop()
     assert [e["kind"] for e in read_events(tmp_path / "history")] == ["clean"]
+
+
+def test_pulls_and_time_travel_are_complete_across_the_archive_boundary(tmp_path):
+    table = new_table(tmp_path)
+    done = []
+    for k in range(6):
+        instant = table.start_instant()
+        done.append(
+            table.commit(instant, table.write_files(instant, rows(range(k * 10, k * 10 + 10))))
+        )
+    history = HistoryWriter(tmp_path / "history", "driver")
+    TableServices(table, 1.0, history, archive_keep=2, clean_retain_commits=0).run_once()
+    assert [e["kind"] for e in read_events(tmp_path / "history")] == ["archive"]
+    fresh = Table.open(table.path)  # reads the archived timeline from storage
+    assert fresh.incremental(None, done[-1]).num_rows == 60
+    assert fresh.incremental(done[1], done[4]).num_rows == 30  # archived and active instants
+    assert fresh.as_of(done[2]).num_rows == 30
