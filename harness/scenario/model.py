@@ -287,7 +287,13 @@ class Scenario(Strict):
     readers: Readers = Field(default_factory=Readers)
     """Readers beside the writes."""
     checks: list[CheckName] = Field(
-        default_factory=lambda: ["exactly_once", "timeline", "unique_keys", "isolation"]
+        default_factory=lambda: [
+            "exactly_once",
+            "timeline",
+            "unique_keys",
+            "isolation",
+            "hudi_reader",
+        ]
     )
     """Checks to run on the finished run (bank needs source.mode bank)."""
     check_engine: Literal["auto", "pyarrow", "spark"] = "auto"

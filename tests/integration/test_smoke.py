@@ -17,7 +17,13 @@ def test_smoke_run_is_valid_and_every_committed_event_is_readable_once(run):
     outcome = run("smoke", "duration_s=12")
     result = json.loads(outcome.paths.result.read_text())
     assert result["verdict"] == "valid", json.dumps(result["checks"], indent=1)[:3000]
-    assert set(result["checks"]) == {"exactly_once", "timeline", "unique_keys", "isolation"}
+    assert set(result["checks"]) == {
+        "exactly_once",
+        "timeline",
+        "unique_keys",
+        "isolation",
+        "hudi_reader",
+    }
 
     events = read_events(outcome.paths.history)
     batches = [e for e in events if e["kind"] == "batch"]
