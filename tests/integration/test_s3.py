@@ -1,6 +1,7 @@
 """A run whose table lives in an S3-compatible object store (moto's server, started by the
-harness on loopback): a writer crash, every check valid, and the final table kept in the
-run directory, where it reopens after the server is gone."""
+harness on loopback): a writer crash and puts whose responses were lost, every check
+valid, and the final table kept in the run directory, where it reopens after the server
+is gone."""
 
 import json
 import os
@@ -25,6 +26,8 @@ def test_a_table_in_s3_survives_a_writer_crash_and_is_kept_after_the_server_stop
     }
     crashes = [f for f in result["faults"] if f["kind"] == "writer_crash" and f["applied"]]
     assert crashes and all("retry_attempt" in f["evidence"] for f in crashes), result["faults"]
+    lost = [f for f in result["faults"] if f["kind"] == "storage_error" and f["applied"]]
+    assert lost and all(f["evidence"]["mode"] == "lost_response" for f in lost), result["faults"]
 
     # The server is gone (no process of this run's store is left) ...
     mine = str(os.getpid())
