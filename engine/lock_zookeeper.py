@@ -25,6 +25,7 @@ kazoo is imported here only, lazily: the engine works without it for other provi
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -34,6 +35,11 @@ from engine.errors import LockTimeoutError
 from engine.lock import DEFAULT_TIMEOUT_S, _LockBase, default_owner
 
 CONNECT_TIMEOUT_S = 15.0
+# kazoo logs every dropped connection (a paused holder's expired session is one, by
+# design) as a warning; the engine's logger keeps them for whoever configures logging
+# instead of Python's last-resort printing to stderr.
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
 
 
 class ZooKeeperLock(_LockBase):
@@ -70,7 +76,7 @@ class ZooKeeperLock(_LockBase):
             if self._client is None:
                 from kazoo.client import KazooClient
 
-                client = KazooClient(hosts=self.hosts, timeout=self.lease_s)
+                client = KazooClient(hosts=self.hosts, timeout=self.lease_s, logger=log)
                 client.start(timeout=CONNECT_TIMEOUT_S)
                 client.ensure_path(f"{self.path}/lock")
                 self._client = client
