@@ -56,16 +56,24 @@ def _resolve_target(
     return f"writer:{rng.randrange(writers)}"
 
 
-def _resolve_point(params: dict[str, Any], kind: str, rng: random.Random) -> dict[str, Any]:
+def _resolve_point(
+    params: dict[str, Any], kind: str, rng: random.Random, shared_wait: bool
+) -> dict[str, Any]:
     """`point: random` (a pause): one seam per occurrence, drawn with the seed; the
     evidence says it was drawn (`point_from: random`)."""
     if params.get("point") != "random":
         return params
-    return {**params, "point": draw_point(kind, rng.randrange(2**32)), "point_from": "random"}
+    point = draw_point(kind, rng.randrange(2**32), shared_wait)
+    return {**params, "point": point, "point_from": "random"}
 
 
 def expand(
-    faults: list[dict[str, Any]], seed: int, run_s: float, writers: int, workers: int
+    faults: list[dict[str, Any]],
+    seed: int,
+    run_s: float,
+    writers: int,
+    workers: int,
+    shared_wait: bool = False,
 ) -> list[Occurrence]:
     """One occurrence per repetition; `random` targets drawn with the scenario (or fault) seed."""
     out: list[Occurrence] = []
@@ -89,7 +97,7 @@ def expand(
                     at,
                     end,
                     target,
-                    _resolve_point(params, fault["kind"], rng),
+                    _resolve_point(params, fault["kind"], rng, shared_wait),
                 )
             )
     return sorted(out, key=lambda o: o.at_s)

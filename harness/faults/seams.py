@@ -28,7 +28,7 @@ from typing import Any, get_args
 
 from engine.table.fencing import CLAIMS_DIR
 from engine.timeline.instant import parse_file_name
-from harness.scenario.faults import TABLE_POINTS, CoordinatorPoint
+from harness.scenario.faults import SHARED_WAIT_UNREACHED, TABLE_POINTS, CoordinatorPoint
 
 # (file of engine/table, function) -> operation; the innermost match wins.
 _OPS: dict[tuple[str, str | None], str] = {
@@ -98,16 +98,19 @@ def table_seam_hook(on_point: Hook) -> Hook:
     return hook
 
 
-def concrete_points(kind: str) -> tuple[str, ...]:
+def concrete_points(kind: str, shared_wait: bool = False) -> tuple[str, ...]:
     """The points `random` draws from: the seams every run reaches (the coordinator's
     commit seams, instant creation and commit). Rollback and compaction happen only in
-    some runs, so a drawn one could leave the fault unapplied: those are named."""
+    some runs, so a drawn one could leave the fault unapplied: those are named. With the
+    stream's shared wait (engine.truetime.shared_wait) its commits mint its instants."""
     table = tuple(p for p in TABLE_POINTS if p.startswith(("instant_", "commit_")))
     if kind == "batch_writer_pause":
         return table
+    if shared_wait:
+        table = tuple(p for p in table if p not in SHARED_WAIT_UNREACHED)
     return get_args(CoordinatorPoint) + table
 
 
-def draw_point(kind: str, seed: int) -> str:
+def draw_point(kind: str, seed: int, shared_wait: bool = False) -> str:
     """`point: random`: one seam per run, drawn from the fault's (or scenario's) seed."""
-    return random.Random(seed).choice(concrete_points(kind))
+    return random.Random(seed).choice(concrete_points(kind, shared_wait))

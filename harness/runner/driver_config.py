@@ -35,6 +35,7 @@ def fault_occurrences(scenario: Scenario) -> list[Occurrence]:
         scenario.run_s,
         scenario.engine.writers,
         scenario.cluster.workers,
+        scenario.engine.truetime.shared_wait,
     )
 
 

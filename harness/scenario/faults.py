@@ -127,6 +127,9 @@ TableSeam = Literal[
     "compaction_before_completed",
 ]
 TABLE_POINTS: tuple[str, ...] = get_args(TableSeam)
+# With engine.truetime.shared_wait a commit's wait also mints the stream's next instant, so
+# the coordinator waits in an instant creation of its own only for the first one.
+SHARED_WAIT_UNREACHED = ("instant_truetime_wait",)
 # random: drawn per run from the fault's (or the scenario's) seed among the seams every run
 # reaches (the coordinator's, instant creation's and commit's; harness/faults/seams.py).
 PausePoint = Literal[CoordinatorPoint, TableSeam, "random"]

@@ -4,7 +4,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from harness.scenario.errors import Problem
-from harness.scenario.faults import CLUSTER_BACKENDS, CLUSTER_FAULTS, is_worker_skew
+from harness.scenario.faults import (
+    CLUSTER_BACKENDS,
+    CLUSTER_FAULTS,
+    SHARED_WAIT_UNREACHED,
+    is_worker_skew,
+)
 from harness.scenario.keys import DottedKeyError, resolve
 
 if TYPE_CHECKING:
@@ -181,6 +186,21 @@ def _reach_problems(s: "Scenario", key: str, fault: Any) -> list[Problem]:
                 f"{s.engine.sink!r} (plain Parquet: no coordinator, ACKs or table); allowed "
                 f"with it: {', '.join(CLUSTER_FAULTS)} (or set engine.sink: engine)",
                 fault.kind,
+            )
+        ]
+    point = getattr(fault, "point", None)
+    if (
+        fault.kind == "coordinator_pause"
+        and s.engine.truetime.shared_wait
+        and point in SHARED_WAIT_UNREACHED
+    ):
+        return [
+            Problem(
+                f"{key}.point",
+                "with engine.truetime.shared_wait the coordinator's instants are minted in "
+                "a commit's TrueTime wait (all but the first), so this seam is never reached "
+                "during the run; allowed: commit_truetime_wait, or any other point",
+                point,
             )
         ]
     if fault.kind == "clock_skew" and fault.target.startswith("writer:"):
