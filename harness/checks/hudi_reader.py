@@ -14,9 +14,9 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   time, files of instants not completed now are dropped. So the engine's as-of c is
   compared with hudi-rs's time travel to T = the latest requested time among the
   instants completed by c, when (a) every instant not completed by c was requested after
-  T (the completed ones are a prefix in requested order), and (b) no compaction was
-  pending at c (requested at or before c, completed after it: hudi-rs files the logs that
-  completed after its request under its slice, which T does not reach). Under (a) and
+  T (the completed ones are a prefix in requested order), and (b) no compaction pending
+  at c has a log completed by c in one of its groups after its request (hudi-rs files
+  that log under the compaction's slice, which T does not reach). Under (a) and
   (b) both select the same instants and the same slices (`time_travel_points`). In async
   mode the next instant is requested before the previous one completes, so c itself is
   rarely a T: hence T, not c.
@@ -24,9 +24,10 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   (b, e], reads the file slices of the groups they touched as of the latest admitted
   REQUESTED time, and masks the rows to the admitted commit times. Between consecutive
   completion times one instant i completes; its pull is compared unless another instant j
-  in one of its file groups was requested after it and either completed before it (j
-  opened the log-only slice i's log joins) or is a compaction requested before i
-  completed (i's log joins j's new slice): then hudi-rs files i's rows under a slice its
+  in one of its file groups was requested after it and either is a compaction requested
+  before i completed (i's log joins j's new slice) or is a log write that completed before
+  i into a group without a base file (j opened the log-only slice i's log joins): then
+  hudi-rs files i's rows under a slice its
   read as of i's requested time does not reach, misses them, and no later pull returns
   them, where the engine returns them in the pull i's completion falls in (its contract:
   a pull never skips an instant that completes late). A pull of an archived instant is
@@ -98,7 +99,13 @@ def time_travel_points(
         upto = max(i.requested for i in by_completion[: n + 1])
         later = by_completion[n + 1 :]
         overtaken = sorted(i.requested for i in later if i.requested < upto)
-        pending = sorted(i.requested for i in later if not i.data and i.requested <= c)
+        done = by_completion[: n + 1]
+        pending = sorted(
+            k.requested
+            for k in later
+            if not k.data
+            and any(j.data and j.groups & k.groups and j.completed >= k.requested for j in done)
+        )
         if overtaken or pending:
             why = {"as_of": c, "hudi_as_of": upto}
             if overtaken:
@@ -111,10 +118,35 @@ def time_travel_points(
     return points, skipped
 
 
+def slice_keys(instants: list[Completed]) -> dict[str, set[str]]:
+    """Per file group, the keys of the file slices hudi-rs files its logs under (each the
+    requested time of the instant that opened it): every compaction's, and, when no compaction
+    was requested before it completed, the requested time of the first log write to
+    complete (hudi-rs opens a log-only slice with it; later logs join the newest slice
+    keyed at or before their completion)."""
+    keys: dict[str, set[str]] = {}
+    compactions = [i for i in instants if not i.data]
+    for k in compactions:
+        for g in k.groups:
+            keys.setdefault(g, set()).add(k.requested)
+    first: dict[str, Completed] = {}
+    for i in sorted(instants, key=lambda i: i.completed):
+        if i.action == "deltacommit":
+            for g in i.groups:
+                first.setdefault(g, i)
+    for g, f in first.items():
+        if not any(g in k.groups and k.requested <= f.completed for k in compactions):
+            keys.setdefault(g, set()).add(f.requested)
+    return keys
+
+
 def incremental_pulls(instants: list[Completed]) -> tuple[list[Pull], list[dict[str, Any]]]:
     """(one pull per completed data instant, from the completion before it to its own; the
-    skipped ones, with the instants that put its rows out of hudi-rs's pull)."""
+    skipped ones, with the instants whose slices put its rows out of hudi-rs's pull: a
+    slice of one of its groups keyed after its requested time, at or before its
+    completion)."""
     by_completion = sorted(instants, key=lambda i: i.completed)
+    keys = slice_keys(instants)
     pulls, skipped = [], []
     for n, inst in enumerate(by_completion):
         if not inst.data:
@@ -123,11 +155,12 @@ def incremental_pulls(instants: list[Completed]) -> tuple[list[Pull], list[dict[
             skipped.append({"instant": inst.requested, "archived": True})
             continue
         moved = sorted(
-            j.requested
-            for j in instants
-            if j.requested > inst.requested
-            and j.groups & inst.groups
-            and (j.completed < inst.completed or (not j.data and j.requested < inst.completed))
+            {
+                key
+                for g in inst.groups
+                for key in keys.get(g, ())
+                if inst.requested < key <= inst.completed
+            }
         )
         if moved:
             skipped.append({"instant": inst.requested, "slice_opened_by": moved})
