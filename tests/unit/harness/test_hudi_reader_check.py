@@ -19,6 +19,7 @@ from harness.checks.hudi_reader import (
     hudi_reader,
     incremental_pulls,
     read_limits,
+    slice_keys,
     spread,
     time_travel_points,
 )
@@ -118,6 +119,20 @@ def test_a_pull_whose_rows_hudi_rs_files_under_a_later_slice_is_not_compared():
     assert incremental_pulls([log, other])[1] == []
     overtaker = inst(2, 4, groups=("fg1",))  # requested after, completed before: opens a slice
     assert incremental_pulls([log, overtaker])[1] == [{"instant": t(1), "slice_opened_by": [t(2)]}]
+
+
+def test_an_overtaking_log_write_moves_nothing_in_a_group_that_has_a_slice_already():
+    first = inst(1, 2)  # the first log write to complete in fg1 opens its slice (key t(1))
+    log, overtaker = inst(3, 6), inst(4, 5)
+    assert slice_keys([first, log, overtaker]) == {"fg1": {t(1)}}
+    pulls, skipped = incremental_pulls([first, log, overtaker])
+    assert skipped == [] and len(pulls) == 3
+
+
+def test_a_pending_compaction_no_log_completed_after_is_no_obstacle():
+    log, compaction = inst(1, 2), inst(3, 5, action="compaction")
+    points, skipped = time_travel_points([log, compaction])
+    assert points == [(t(2), t(1)), (t(5), t(3))] and skipped == []
 
 
 def test_an_archived_instant_is_not_pulled():
