@@ -129,7 +129,10 @@ class Objects:
             kwargs["IfMatch"] = if_match
         try:
             reply = self.client.put_object(
-                Bucket=self.bucket, Key=self.key(full), Body=data, **kwargs
+                Bucket=self.bucket,
+                Key=self.key(full),
+                Body=data if isinstance(data, bytes) else bytes(data),  # botocore: no buffers
+                **kwargs,
             )
         except ClientError as e:
             code = e.response.get("Error", {}).get("Code")
@@ -196,7 +199,13 @@ class Folders:
       its CAS and its publication finds its objects there already (the sealer published
       them); if one was removed since (a rollback), its PUT brought it back, which it sees
       (the sealer created that object too) and undoes (a DELETE If-Match its own etag).
-    A tombstone (put_if_absent at a grant's name) is an exclusive PUT at the marker's name.
+    A tombstone (put_if_absent at a grant's name) is an exclusive PUT at the marker's name;
+    `makedirs` makes an open marker (parents are implicit); renaming a folder (markers'
+    seal, engine/table/markers.py) seals it in place, then moves its objects.
+
+    Limits: between a resumed holder's late PUT and its undo, a reader can see the object
+    it brought back (for two requests' time); every guarantee rests on the store applying
+    conditional writes atomically (S3 and moto's server do).
     """
 
     def __init__(self, objects: Objects) -> None:
