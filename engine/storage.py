@@ -489,8 +489,9 @@ class Storage:
         pq.write_table(table, sink, compression="snappy")
         return self.write_verified(path, sink.getvalue().to_pybytes())
 
-    def write_verified(self, path: str, data: bytes) -> int:
-        """Atomically write a data file; returns its size in bytes.
+    def write_verified(self, path: str, data: bytes | pa.Buffer) -> int:
+        """Atomically write a data file (bytes, or an Arrow buffer written without a copy
+        locally); returns its size in bytes.
 
         With `verify_writes`, a file that is not whole on storage afterwards (a torn write)
         fails the write here, so the writer retries instead of reporting a broken file."""

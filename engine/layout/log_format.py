@@ -69,7 +69,10 @@ def _metadata_bytes(metadata: dict[int, str]) -> bytes:
 
 
 def encode_block(
-    block_type: int, header: dict[int, str], content: bytes, footer: dict[int, str] | None = None
+    block_type: int,
+    header: dict[int, str],
+    content: bytes | memoryview,
+    footer: dict[int, str] | None = None,
 ) -> bytes:
     """One block, byte for byte as HoodieLogFormatWriter.appendBlock writes it."""
     head, foot = _metadata_bytes(header), _metadata_bytes(footer or {})
