@@ -104,25 +104,27 @@ def last_per_key(table: pa.Table, keys: list[str]) -> pa.Table:
     return table if len(idx) == n else table.take(pa.array(idx))
 
 
-def strictly_increasing(keys: pa.Array | pa.ChunkedArray) -> bool:
-    """True if every key is greater than the one before (so all are distinct): an append
-    stream's keys arrive so, and checking costs ~0.1 ms per 50,000 keys against a
-    group-by's 4-12 ms. Keys are never null here (conform rejects them)."""
+def distinct_keys(keys: pa.Array | pa.ChunkedArray) -> bool:
+    """True if no key repeats. Strictly increasing keys (an append stream's) are checked in
+    ~0.1 ms per 50,000; others by a hash set (~1.4 ms, half a group-by's cost, and the
+    group-by and the ordering sort then need not run). Keys are never null (conform)."""
     n = len(keys)
     if n < 2:
         return True
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
     try:
-        return bool(pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py())
+        if pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py():
+            return True
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # a type with no order
-        return False
+        pass
+    return len(pc.unique(keys)) == n
 
 
 def precombine(records: pa.Table, key: str, ordering_field: str | None) -> pa.Table:
     """Deduplicate one batch: the largest ordering value wins, ties (or no field) the later row.
     Distinct keys need neither (their rows are kept in arrival order)."""
-    if strictly_increasing(records.column(key)):
+    if distinct_keys(records.column(key)):
         return records
     if ordering_field is not None and ordering_field in records.column_names:
         records = records.take(pc.sort_indices(records, [(ordering_field, "ascending")]))

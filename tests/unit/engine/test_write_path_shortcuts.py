@@ -7,18 +7,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.table.data_files import parquet_bytes
-from engine.table.merge import precombine, strictly_increasing
+from engine.table.merge import distinct_keys, precombine
 
 
-def test_increasing_keys_skip_precombine_and_others_are_deduplicated():
+def test_distinct_keys_skip_precombine_and_repeated_ones_are_deduplicated():
     rows = pa.table({"id": [1, 2, 5], "ts": [9, 3, 7]})
     assert precombine(rows, "id", "ts") is rows  # distinct: nothing to do, order kept
-    assert strictly_increasing(pa.chunked_array([["a", "b"], ["c"]]))
-    assert not strictly_increasing(pa.array([1, 1, 2]))  # equal neighbours: duplicates
+    unordered = pa.table({"id": [3, 1, 2], "ts": [1, 2, 3]})
+    assert precombine(unordered, "id", None) is unordered
+    assert distinct_keys(pa.chunked_array([["a", "b"], ["c"]]))
+    assert not distinct_keys(pa.array([1, 1, 2]))  # equal neighbours
+    assert not distinct_keys(pa.array([2, 1, 2]))  # a repeat that is no neighbour
     dup = pa.table({"id": [1, 2, 1], "ts": [9, 3, 7]})
     assert precombine(dup, "id", "ts").to_pydict() == {"id": [2, 1], "ts": [3, 9]}
-    unordered = pa.table({"id": [3, 1, 2]})  # distinct but not increasing: the group-by
-    assert sorted(precombine(unordered, "id", None).column("id").to_pylist()) == [1, 2, 3]
 
 
 def test_low_cardinality_columns_keep_their_dictionary():
