@@ -24,6 +24,7 @@ kazoo is imported here only, lazily: the engine works without it for other provi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -35,6 +36,8 @@ from engine.errors import LockTimeoutError
 from engine.lock import DEFAULT_TIMEOUT_S, _LockBase, default_owner
 
 CONNECT_TIMEOUT_S = 15.0
+COMMAND_TIMEOUT_S = 10.0  # one attempt of a command
+COMMAND_DEADLINE_S = 30.0  # all its retries
 # kazoo logs every dropped connection (a paused holder's expired session is one, by
 # design) as a warning; the engine's logger keeps them for whoever configures logging
 # instead of Python's last-resort printing to stderr.
@@ -76,19 +79,31 @@ class ZooKeeperLock(_LockBase):
             if self._client is None:
                 from kazoo.client import KazooClient
 
-                client = KazooClient(hosts=self.hosts, timeout=self.lease_s, logger=log)
+                # Commands retry across a lost connection or an expired session, but not
+                # forever (kazoo's default): a ZooKeeper that stays away fails the call.
+                retry = {"max_tries": None, "max_delay": 1.0, "deadline": COMMAND_DEADLINE_S}
+                client = KazooClient(
+                    hosts=self.hosts, timeout=self.lease_s, logger=log, command_retry=retry
+                )
                 client.start(timeout=CONNECT_TIMEOUT_S)
-                client.ensure_path(f"{self.path}/lock")
                 self._client = client
+                self._zk("ensure_path", f"{self.path}/lock")
             return self._client
+
+    def _zk(self, command: str, *args: Any, **kwargs: Any) -> Any:
+        """A ZooKeeper command, retried across a lost connection or an expired session
+        (a new one then) and failing after COMMAND_DEADLINE_S: kazoo's blocking calls
+        wait forever for a server that stays away."""
+        call = getattr(self._client, f"{command}_async")
+        return self._client.retry(lambda: call(*args, **kwargs).get(timeout=COMMAND_TIMEOUT_S))
 
     def _read_record(self) -> tuple[dict[str, Any] | None, int]:
         """(holder record, its znode version); (None, -1) if there is none yet."""
         from kazoo.exceptions import NoNodeError
 
-        client = self.client()
-        try:  # retried across a connection loss or an expired session (a new one then)
-            data, stat = client.retry(client.get, f"{self.path}/holder")
+        self.client()
+        try:
+            data, stat = self._zk("get", f"{self.path}/holder")
         except NoNodeError:
             return None, -1
         return (json.loads(data) if data else None), stat.version
@@ -98,21 +113,30 @@ class ZooKeeperLock(_LockBase):
         version, or None if someone wrote it first."""
         from kazoo.exceptions import BadVersionError, NodeExistsError
 
-        data, client = json.dumps(record).encode(), self.client()
+        data = json.dumps(record).encode()
+        self.client()
         try:
             if version < 0:
-                client.retry(client.create, f"{self.path}/holder", data)
+                self._zk("create", f"{self.path}/holder", data)
                 return 0
-            return client.retry(client.set, f"{self.path}/holder", data, version=version).version
+            return self._zk("set", f"{self.path}/holder", data, version=version).version
         except (BadVersionError, NodeExistsError):
             return None
 
     @property
     def holder(self) -> str | None:
         """The identifier of the lowest contender (the holder), None if nobody holds it."""
-        client = self.client()
-        contenders = client.retry(client.Lock(f"{self.path}/lock").contenders)
-        return contenders[0] if contenders else None
+        from kazoo.exceptions import NoNodeError
+
+        self.client()
+        parent = f"{self.path}/lock"
+        nodes = sorted(self._zk("get_children", parent), key=lambda n: n.rsplit("__", 1)[-1])
+        for node in nodes:
+            try:
+                return self._zk("get", f"{parent}/{node}")[0].decode()
+            except NoNodeError:
+                continue  # released meanwhile
+        return None
 
     def acquire(self, timeout_s: float | None = None) -> None:
         from kazoo.exceptions import LockTimeout
@@ -144,12 +168,13 @@ class ZooKeeperLock(_LockBase):
             return
         from kazoo.exceptions import NoNodeError
 
-        client, parent = self.client(), f"{self.path}/lock"
-        for child in client.retry(client.get_children, parent):
+        self.client()
+        parent = f"{self.path}/lock"
+        for child in self._zk("get_children", parent):
             try:
-                owner, _ = client.retry(client.get, f"{parent}/{child}")
+                owner, _ = self._zk("get", f"{parent}/{child}")
                 if self.known_dead({"owner": owner.decode()}):
-                    client.retry(client.delete, f"{parent}/{child}")
+                    self._zk("delete", f"{parent}/{child}")
             except NoNodeError:
                 continue  # released meanwhile
 
@@ -171,9 +196,14 @@ class ZooKeeperLock(_LockBase):
             self.on_takeover(previous.get("token"))
 
     def _release_lock(self) -> None:
+        from kazoo.exceptions import NoNodeError
+
         lock, self._lock, self.token = self._lock, None, None
-        if lock is not None:
-            lock.release()  # deletes our node (nothing if the session expired with it)
+        if lock is not None and lock.node is not None:
+            # Our node goes (kazoo's release would wait forever for a server that is gone;
+            # then the node goes with the session).
+            with contextlib.suppress(NoNodeError):
+                self._zk("delete", f"{self.path}/lock/{lock.node}")
 
     def release(self) -> None:
         try:
