@@ -59,8 +59,10 @@ Object stores. S3 has no directories, rename or link; there the same calls keep 
 guarantees with conditional writes (engine/storage_s3.py, `Folders`): a grant or domain is
 a marker object changed only by compare-and-swap, a staged write is decided by a CAS on
 its grant's marker (refused once sealed) and then published with If-None-Match PUTs, and a
-seal finishes the decided write before it marks the grant sealed. Switches: `safety.fencing` turns grants, sealing and
-claims off (the detection scenarios show the double commit); claims also need
+seal finishes the decided write before it marks the grant sealed.
+
+Switches: `safety.fencing` turns grants, sealing and claims off (the detection scenarios
+show the double commit); claims also need
 `safety.put_if_absent`, since a claim is a put-if-absent of the completion.
 """
 

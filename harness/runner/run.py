@@ -203,7 +203,10 @@ def _run(scenario, paths, variant, quiet, master, cluster, store: TableStore) ->
                 checkpoint_interval_s=scenario.engine.checkpoint_interval_s,
             )
             background = start_background(
-                scenario, paths.table_location, history, _runner_storage_faults(cfg, t0, history),
+                scenario,
+                paths.table_location,
+                history,
+                _runner_storage_faults(cfg, t0, history),
                 run_lock_spec(paths),
             )
             skew = _runner_skew(scenario, background, t0, history)
