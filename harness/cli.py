@@ -18,8 +18,9 @@ from harness.cli_usage import OneLineUsageErrors
 from harness.scenario import ScenarioError, expand_matrix, load_scenario
 from harness.scenario.base import MAX_COUNT, MAX_PARALLEL
 
-EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
-VERDICT_EXIT = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_ERROR}
+# Bad input and errors; verdicts map to exit codes in harness.checks.verdict.exit_code
+# (imported where used: harness.checks is slow to import for a CLI that only validates).
+EXIT_ERROR = 2
 
 # add_completion: `instantbench --install-completion` (bash, zsh, fish, PowerShell).
 app = typer.Typer(
@@ -185,26 +186,27 @@ def run(
 
     With --json, stdout carries each variant's result.json, one document per line."""
     # The CLI is the shell over every layer: the runner (pyspark) and the reports.
+    from harness.checks.verdict import worst_exit_code
     from harness.runner.run import run_scenario
     from reports import render_run
 
     loaded = _load(scenario, set_)
-    worst = EXIT_VALID
+    verdicts: list[str] = []
     with _documents_only(json_) as stdout:
         for variant, resolved in expand_matrix(loaded):
             outcome = run_scenario(resolved, out_dir, variant or None, quiet)
             render_run(outcome.paths.root)
-            code = VERDICT_EXIT.get(outcome.verdict, EXIT_ERROR)
-            worst = max(worst, code)
+            verdicts.append(outcome.verdict)
             if json_:
                 print(json.dumps(outcome.result, default=str), file=stdout, flush=True)
             _print_summary(outcome.paths.root, outcome.result, err if json_ else out)
-    raise typer.Exit(worst)
+    raise typer.Exit(worst_exit_code(verdicts))
 
 
 @app.command(epilog=examples("instantbench report runs/smoke-20260101T120000"))
 def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
     """Render report.html and report.md of a run directory (from its result files)."""
+    from harness.checks.verdict import EXIT_CODES
     from reports import render_run
 
     if not (run_dir / "result.json").is_file():
@@ -213,7 +215,7 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
         result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         _fail(f"{run_dir / 'result.json'}: not readable as JSON ({' '.join(str(exc).split())})")
-    if not isinstance(result, dict) or result.get("verdict") not in VERDICT_EXIT:
+    if not isinstance(result, dict) or result.get("verdict") not in EXIT_CODES:
         _fail(f"{run_dir / 'result.json'}: not a run result (needs verdict valid|invalid|unknown)")
     try:
         html, md = render_run(run_dir)
@@ -247,6 +249,7 @@ def compare(
     """Run two variants with interleaved repetitions and compare them statistically.
 
     With --json, stdout carries the comparison's compare.json."""
+    from harness.checks.verdict import worst_exit_code
     from harness.jobs.compare import run_comparison, with_axis
     from reports import render_comparison, render_run
 
@@ -270,7 +273,8 @@ def compare(
     else:
         _print_comparison(result.variants, result.table)
         out.print(f"[bold]{escape(str(page))}[/bold]")
-    raise typer.Exit(max(VERDICT_EXIT.get(v, EXIT_ERROR) for v in result.verdicts))
+    # No verdicts at all proves nothing: fail closed.
+    raise typer.Exit(worst_exit_code(result.verdicts, empty=EXIT_ERROR))
 
 
 @app.command(

@@ -4,7 +4,9 @@ from collections.abc import Iterable
 
 from harness.checks.result import CheckResult, Verdict
 
-EXIT_CODES: dict[str, int] = {"valid": 0, "invalid": 1, "unknown": 2}
+EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
+# DESIGN.md "CLI": 0 every check valid, 1 a violation, 2 bad input, an error or unknown.
+EXIT_CODES: dict[str, int] = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_ERROR}
 
 
 def combine_verdicts(verdicts: Iterable[str], allow_empty: bool = False) -> Verdict:
@@ -29,5 +31,13 @@ def combine(results: Iterable[CheckResult], allow_empty: bool = False) -> Verdic
 
 
 def exit_code(verdict: str) -> int:
-    """0 valid, 1 invalid, 2 unknown (or anything unexpected: fail closed)."""
-    return EXIT_CODES.get(verdict, 2)
+    """0 valid, 1 invalid, 2 unknown (or anything unexpected, e.g. "error": fail closed).
+
+    The one verdict-to-exit-code mapping: run, compare, nightly and capacity all use it."""
+    return EXIT_CODES.get(verdict, EXIT_ERROR)
+
+
+def worst_exit_code(verdicts: Iterable[str], empty: int = EXIT_VALID) -> int:
+    """The highest exit code among the verdicts; `empty` when there are none (a job that
+    ran nothing decides for itself whether that passes)."""
+    return max((exit_code(v) for v in verdicts), default=empty)

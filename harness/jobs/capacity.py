@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.checks.verdict import EXIT_ERROR, EXIT_VALID, worst_exit_code
 from harness.jobs.contention import (
     DEFAULT_USERS,
     ContentionError,
@@ -36,8 +37,6 @@ from harness.runner.environment import environment
 from harness.runner.progress import JobProgress
 from harness.runner.run import RunOutcome, run_scenario
 from harness.scenario import Scenario, validate_scenario
-
-VERDICT_EXIT = {"valid": 0, "invalid": 1}
 
 
 @dataclass(frozen=True)
@@ -122,8 +121,8 @@ class CapacityResult:
 
     @property
     def exit_code(self) -> int:
-        worst = max((VERDICT_EXIT.get(p.verdict, 2) for p in self.points), default=2)
-        return max(worst, 2 if self.contention_error else 0)
+        worst = worst_exit_code((p.verdict for p in self.points), empty=EXIT_ERROR)
+        return max(worst, EXIT_ERROR if self.contention_error else EXIT_VALID)
 
 
 def point_scenario(scenario: Scenario, grid: CapacityGrid, rate: float, config: Config) -> Scenario:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.checks.verdict import EXIT_ERROR, EXIT_INVALID, EXIT_VALID, exit_code
 from harness.jobs.benchmarks import run_benchmarks
 from harness.jobs.regression import (
     BENCHMARK_METRICS,
@@ -33,7 +34,6 @@ from harness.runner.progress import JobProgress
 from harness.runner.run import RunOutcome, run_scenario
 from harness.scenario import expand_matrix
 
-VERDICT_EXIT = {"valid": 0, "invalid": 1}
 # What is judged, by run kind: {metric: (direction, smallest absolute change that matters)}.
 RULES: dict[str, dict[str, tuple[Direction, float]]] = {
     "scenario": scenario_rules(),
@@ -60,10 +60,10 @@ class RunRecord:
 
     @property
     def exit_code(self) -> int:
-        code = VERDICT_EXIT.get(self.verdict, 2)
-        if self.expect is None or code == 2:  # unknown or an error fails closed either way
+        code = exit_code(self.verdict)
+        if self.expect is None or code == EXIT_ERROR:  # unknown or an error: closed either way
             return code
-        return 1 if self.missed else 0
+        return EXIT_INVALID if self.missed else EXIT_VALID
 
 
 @dataclass
@@ -80,8 +80,8 @@ class NightlyResult:
 
     @property
     def exit_code(self) -> int:
-        worst = max((r.exit_code for r in self.runs), default=0)
-        return max(worst, 1 if self.regressions else 0)
+        worst = max((r.exit_code for r in self.runs), default=EXIT_VALID)
+        return max(worst, EXIT_INVALID if self.regressions else EXIT_VALID)
 
 
 def run_nightly(
