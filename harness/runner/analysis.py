@@ -10,7 +10,7 @@ from harness.checks.result import capped
 from harness.faults.worker_clock import observed_worker_skew
 from harness.history import load_events, read_series
 from harness.metrics import MetricParams, compute_metrics
-from harness.runner.check_inputs import run_checks
+from harness.runner.check_inputs import CHECKS, run_checks
 from harness.runner.driver_config import fault_occurrences
 from harness.runner.environment import environment, spark_tools
 from harness.runner.final_state import read_final_state
@@ -58,10 +58,6 @@ def _applied(e: dict[str, Any], events: list[dict[str, Any]]) -> bool:
     return bool(e.get("applied"))
 
 
-# Checks whose inputs include the history's events (unique_keys reads only the table).
-FROM_EVENTS = {"exactly_once", "timeline", "isolation", "bank"}
-
-
 def _distrust(results: list[CheckResult], problems: list[str]) -> list[CheckResult]:
     """With history lines that could not be read, the checks that needed the events are
     unknown: a lost batch or commit event can fake a violation as well as hide one."""
@@ -70,7 +66,7 @@ def _distrust(results: list[CheckResult], problems: list[str]) -> list[CheckResu
     unreadable = {"count": len(problems), "items": capped(problems)}
     out = []
     for r in results:
-        if r.name in FROM_EVENTS:
+        if r.name in CHECKS and CHECKS[r.name].reads_history:
             reason = "; ".join(
                 x for x in ("history lines could not be read", r.evidence.get("reason")) if x
             )

@@ -6,7 +6,8 @@ import functools
 import random
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import pyarrow.compute as pc
 
@@ -30,11 +31,6 @@ from harness.runner.rundir import RunPaths
 from harness.runner.spark_checks import SPARK_ABOVE_ROWS, SparkCheckJob, run_spark_checks
 from harness.scenario import Scenario
 from harness.workload.reads import perform_read, sweep_reads
-
-# Checks that need the engine's timeline and reads (not the raw_parquet ceiling).
-ENGINE_ONLY = {"timeline", "isolation", "bank", "hudi_reader"}
-# Checks that read the whole final table: on Spark when it is large (check_engine).
-WHOLE_TABLE = ("exactly_once", "unique_keys")
 
 
 def _of_kind(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -63,14 +59,6 @@ def _exactly_once(scenario: Scenario, batches: list[dict[str, Any]], final: Fina
         rows.column("event_id"),
         lambda offsets: upsert_keys(offsets, spec),
     )
-
-
-def _whole_table_check(
-    name: str, scenario: Scenario, truth: GroundTruth, final: FinalState
-) -> CheckResult:
-    if name == "unique_keys":
-        return unique_keys(final.rows.column("id"))
-    return truth.judge(_exactly_once(scenario, truth.batches, final))
 
 
 def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dict[str, Any]]:
@@ -158,6 +146,96 @@ def _on_spark(
     return {r.name: truth.judge(r) if r.name == "exactly_once" else r for r in results}
 
 
+@dataclass
+class Inputs:
+    """What the checks draw on. The costly parts (the ground truth, the Spark job) are
+    computed on first use, by the first check that needs them, inside its guard."""
+
+    scenario: Scenario
+    events: list[dict[str, Any]]
+    final: FinalState
+    paths: RunPaths
+    on_phase: Callable[[str], None]
+
+    @functools.cached_property
+    def truth(self) -> GroundTruth:
+        # Which batches must be visible: Spark's checkpoint location (see ground_truth).
+        return expected_batches(self.scenario, self.events, self.paths.checkpoint)
+
+    @functools.cached_property
+    def on_spark(self) -> dict[str, CheckResult]:
+        """The whole-table checks' results from Spark, when check_engine chose it."""
+        return _on_spark(self.scenario, self.truth, self.final, self.paths, self.on_phase)
+
+    @property
+    def reads(self) -> list[dict[str, Any]]:
+        return _of_kind(self.events, "read")
+
+    @property
+    def failed_reads(self) -> list[dict[str, Any]]:
+        return _of_kind(self.events, "read_error")
+
+
+# What a check needs: the engine's table (not the raw_parquet ceiling), the whole final
+# table (on Spark when it is large), the history's events, its reads among them, and
+# Spark's checkpoint (the ground truth of which batches committed).
+Need = Literal["engine_table", "whole_table", "events", "reads", "checkpoint"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    needs: frozenset[Need]
+    run: Callable[[Inputs], CheckResult]  # the pyarrow path, in the runner
+
+    @property
+    def reads_history(self) -> bool:
+        """Judges the history's events: unknown when some of its lines were unreadable."""
+        return bool(self.needs & {"events", "reads"})
+
+
+def _exactly_once_check(i: Inputs) -> CheckResult:
+    return i.truth.judge(_exactly_once(i.scenario, i.truth.batches, i.final))
+
+
+def _timeline_check(i: Inputs) -> CheckResult:
+    orphans = {"files": i.final.orphan_files, "read": []}
+    return timeline(_timeline_input(i.events, i.final), orphans, i.final.last_generated)
+
+
+def _isolation_check(i: Inputs) -> CheckResult:
+    is_bank = i.scenario.source.mode == "bank"
+    reads, repeated, completed, out_of_window = _isolation_inputs(i.events, i.final, is_bank)
+    return isolation(reads, repeated, completed, i.failed_reads, out_of_window)
+
+
+def _bank_check(i: Inputs) -> CheckResult:
+    sweep = sweep_reads(i.final.table, random.Random(i.scenario.seed))
+    accounts = i.scenario.source.accounts
+    return bank([*i.reads, *sweep], accounts * OPENING_BALANCE, accounts, i.failed_reads)
+
+
+CHECKS: dict[str, Check] = {
+    c.name: c
+    for c in (
+        Check(
+            "exactly_once", frozenset({"whole_table", "events", "checkpoint"}), _exactly_once_check
+        ),
+        Check(
+            "unique_keys",
+            frozenset({"whole_table"}),
+            lambda i: unique_keys(i.final.rows.column("id")),
+        ),
+        Check("timeline", frozenset({"engine_table", "events"}), _timeline_check),
+        Check("isolation", frozenset({"engine_table", "reads"}), _isolation_check),
+        Check("bank", frozenset({"engine_table", "reads"}), _bank_check),
+        # Apache Hudi's reader re-reads the table: a second judge.
+        Check("hudi_reader", frozenset({"engine_table"}), lambda i: hudi_reader(i.final.table)),
+    )
+}
+WHOLE_TABLE = tuple(n for n, c in CHECKS.items() if "whole_table" in c.needs)
+
+
 def run_checks(
     scenario: Scenario,
     events: list[dict[str, Any]],
@@ -165,40 +243,26 @@ def run_checks(
     paths: RunPaths,
     on_phase: Callable[[str], None] = lambda _: None,
 ) -> list[CheckResult]:
-    """on_phase: told which check runs (the terminal's status line)."""
-    is_bank = scenario.source.mode == "bank"
-    wanted = [c for c in scenario.checks if final.table is not None or c not in ENGINE_ONLY]
-    failed_reads = _of_kind(events, "read_error")
-
-    @functools.cache  # shared by the whole-table checks; computed inside their guard
-    def truth_and_spark() -> tuple[GroundTruth, dict[str, CheckResult]]:
-        # Which batches must be visible: Spark's checkpoint location (see ground_truth).
-        truth = expected_batches(scenario, events, paths.checkpoint)
-        return truth, _on_spark(scenario, truth, final, paths, on_phase)
+    """The scenario's checks, in its order, each under its own guard. on_phase: told which
+    check runs (the terminal's status line)."""
+    inputs = Inputs(scenario, events, final, paths, on_phase)
 
     def check(name: str) -> CheckResult:
         on_phase(f"checks: {name}")
-        if name in WHOLE_TABLE:
-            truth, on_spark = truth_and_spark()
-            result = on_spark.get(name) or _whole_table_check(name, scenario, truth, final)
-            engine = "spark" if name in on_spark else "pyarrow"
-            return CheckResult(name, result.verdict, {**result.evidence, "engine": engine})
-        if name == "timeline":
-            orphans = {"files": final.orphan_files, "read": []}
-            return timeline(_timeline_input(events, final), orphans, final.last_generated)
-        if name == "isolation":
-            reads, repeated, completed, out_of_window = _isolation_inputs(events, final, is_bank)
-            return isolation(reads, repeated, completed, failed_reads, out_of_window)
-        if name == "bank":
-            sweep = sweep_reads(final.table, random.Random(scenario.seed))
-            accounts = scenario.source.accounts
-            reads = [*_of_kind(events, "read"), *sweep]
-            return bank(reads, accounts * OPENING_BALANCE, accounts, failed_reads)
-        if name == "hudi_reader":  # Apache Hudi's reader re-reads the table: a second judge
-            return hudi_reader(final.table)
-        raise ValueError(f"no checker named {name!r}")
+        if name not in CHECKS:
+            raise ValueError(f"no checker named {name!r}")
+        spec = CHECKS[name]
+        if "whole_table" not in spec.needs:
+            return spec.run(inputs)
+        result = inputs.on_spark.get(name) or spec.run(inputs)
+        engine = "spark" if name in inputs.on_spark else "pyarrow"
+        return CheckResult(name, result.verdict, {**result.evidence, "engine": engine})
 
-    return [guarded(name, check) for name in wanted]
+    def applies(name: str) -> bool:  # the raw_parquet ceiling has no engine table
+        spec = CHECKS.get(name)
+        return final.table is not None or spec is None or "engine_table" not in spec.needs
+
+    return [guarded(name, check) for name in scenario.checks if applies(name)]
 
 
 def guarded(name: str, check: Callable[[str], CheckResult]) -> CheckResult:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,22 +210,27 @@ def _exactly_once_upserts(frame, job: SparkCheckJob) -> CheckResult:
     )
 
 
+def _exactly_once_on_spark(spark, frame, job: SparkCheckJob) -> CheckResult:
+    if job.mode == "upsert":
+        return _exactly_once_upserts(frame, job)
+    # The stream's rows only: batch writers' and opening rows have no event.
+    return _exactly_once(spark, frame.where("event_id >= 0"), job)
+
+
+# The Spark path of each check that needs the whole table (check_inputs.CHECKS).
+ON_SPARK: dict[str, Callable[[Any, Any, SparkCheckJob], CheckResult]] = {
+    "exactly_once": _exactly_once_on_spark,
+    "unique_keys": lambda spark, frame, job: _unique_keys(frame),
+}
+
+
 def check(job: SparkCheckJob) -> list[CheckResult]:
     from harness.pipeline.session import build_session
 
     spark = build_session("instantbench-checks", job.master)
     try:
         frame = _snapshot_frame(spark, job, ["id", "event_id"]).persist()
-        results = []
-        for name in job.checks:
-            if name == "unique_keys":
-                results.append(_unique_keys(frame))
-            elif job.mode == "upsert":
-                results.append(_exactly_once_upserts(frame, job))
-            else:
-                # The stream's rows only: batch writers' and opening rows have no event.
-                results.append(_exactly_once(spark, frame.where("event_id >= 0"), job))
-        return results
+        return [ON_SPARK[name](spark, frame, job) for name in job.checks]
     finally:
         spark.stop()
 
