@@ -35,6 +35,17 @@ from engine.errors import CorruptFileError
 Hook = Callable[[str, str], None]
 AfterWriteHook = Callable[[str], None]
 TEMP_PREFIX = ".tmp-"  # a file being written; renamed or linked into place when whole
+# Writes a file's bytes into an output stream (engine/table/data_files.py's Parquet encoder).
+Encoder = Callable[[pa.NativeFile], None]
+
+
+def _encoded(data: bytes | pa.Buffer | Encoder) -> bytes | pa.Buffer:
+    """The bytes of `data` in memory (an object store takes a file in one PUT)."""
+    if not callable(data):
+        return data
+    sink = pa.BufferOutputStream()
+    data(sink)
+    return sink.getvalue()
 
 
 class ResponseLostError(OSError):
@@ -101,16 +112,23 @@ class Storage:
         with self.filesystem.open_input_stream(full) as f:
             return f.read()
 
-    def write_bytes(self, path: str, data: bytes) -> None:
-        """Atomic replace: locally a temp file renamed over the target; on S3 one PUT."""
+    def write_bytes(self, path: str, data: bytes | pa.Buffer | Encoder) -> int:
+        """Atomic replace: locally a temp file renamed over the target; on S3 one PUT.
+        Returns the bytes written. `data` may be an Encoder, which then writes the bytes
+        into the temp file itself (a Parquet file streams its pages to storage instead of
+        being built in memory first; on S3 into one buffer for the PUT)."""
         full = self.full_path(path)
+        size = 0
         for _ in range(2 if self._hook("put", full) else 1):  # a lost response: PUT again
             if self._s3 is not None:
-                self._s3.put(full, data, storage_s3.new_write_id())
+                body = _encoded(data)
+                self._s3.put(full, body, storage_s3.new_write_id())
+                size = len(body)
             else:
-                tmp = self._write_temp(full, data)
+                tmp, size = self._write_temp_sized(full, data)
                 self.filesystem.move(tmp, full)
         self._after_write(full)
+        return size
 
     def put_if_absent(self, path: str, data: bytes, parents: bool = True) -> None:
         """Create `path` atomically; FileExistsError if it exists (never overwrites).
@@ -373,11 +391,18 @@ class Storage:
         return True
 
     def _write_temp(self, full: str, data: bytes, parents: bool = True) -> str:
+        return self._write_temp_sized(full, data, parents)[0]
+
+    def _write_temp_sized(
+        self, full: str, data: bytes | pa.Buffer | Encoder, parents: bool = True
+    ) -> tuple[str, int]:
+        """A new temp file beside `full` holding `data`: its path and size."""
         head, name = full.rsplit("/", 1)
         tmp = f"{head}/{TEMP_PREFIX}{uuid.uuid4().hex[:12]}-{name}"
         if self._s3 is not None:  # one PUT (pyarrow's output stream uploads in parts)
-            self._s3.put(tmp, data, storage_s3.new_write_id())
-            return tmp
+            body = _encoded(data)
+            self._s3.put(tmp, body, storage_s3.new_write_id())
+            return tmp, len(body)
         try:
             out = self.filesystem.open_output_stream(tmp)
         except FileNotFoundError:
@@ -386,8 +411,12 @@ class Storage:
             self.filesystem.create_dir(head, recursive=True)
             out = self.filesystem.open_output_stream(tmp)
         with out:
-            out.write(data)
-        return tmp
+            if callable(data):
+                data(out)
+            else:
+                out.write(data)
+            size = out.tell()
+        return tmp, size
 
     # -- metadata operations -----------------------------------------------------------
 
@@ -417,6 +446,27 @@ class Storage:
         except FileNotFoundError:
             if not missing_ok:
                 raise
+
+    def delete_staged(self, staging: str, path: str) -> None:
+        """Delete `path` only while the directory `staging` (a fence grant) is open, decided
+        atomically with that check: locally `path` is moved into `staging` (a rename into a
+        removed directory fails), then deleted; S3: storage_s3.Folders.delete_staged.
+        FileNotFoundError, with `filename` staging's full path, once it is sealed; a
+        missing `path` is no error."""
+        full, full_staging = self.full_path(path), self.full_path(staging)
+        self._hook("delete", full)
+        if self._s3 is not None:
+            self._folders.delete_staged(full_staging, full, storage_s3.new_write_id())
+            return
+        moved = f"{full_staging}/{TEMP_PREFIX}{uuid.uuid4().hex[:12]}-deleted"
+        try:
+            self.filesystem.move(full, moved)
+        except FileNotFoundError:
+            if self._info(full).type == pafs.FileType.NotFound:
+                return  # deleted already
+            raise FileNotFoundError(errno.ENOENT, "sealed", full_staging) from None
+        with contextlib.suppress(FileNotFoundError):  # a sealer took it out: it deletes it
+            self.filesystem.delete_file(moved)
 
     def exists(self, path: str) -> bool:
         full = self.full_path(path)
@@ -489,20 +539,20 @@ class Storage:
         pq.write_table(table, sink, compression="snappy")
         return self.write_verified(path, sink.getvalue().to_pybytes())
 
-    def write_verified(self, path: str, data: bytes | pa.Buffer) -> int:
-        """Atomically write a data file (bytes, or an Arrow buffer written without a copy
-        locally); returns its size in bytes.
+    def write_verified(self, path: str, data: bytes | pa.Buffer | Encoder) -> int:
+        """Atomically write a data file (bytes, an Arrow buffer written without a copy
+        locally, or an Encoder streaming into the temp file); returns its size in bytes.
 
         With `verify_writes`, a file that is not whole on storage afterwards (a torn write)
         fails the write here, so the writer retries instead of reporting a broken file."""
-        self.write_bytes(path, data)
+        size = self.write_bytes(path, data)
         if self.verify_writes:
             landed = self.sizes([path])[path]
-            if landed != len(data):
+            if landed != size:
                 raise CorruptFileError(
-                    self.full_path(path), f"torn write: {landed} bytes landed of {len(data)}"
+                    self.full_path(path), f"torn write: {landed} bytes landed of {size}"
                 )
-        return len(data)
+        return size
 
     def parquet_rows(self, path: str) -> int:
         """A Parquet file's row count, from its footer only."""

