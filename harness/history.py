@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.history_events import EVENTS
+
 EVENTS_GLOB = "events-*.jsonl"
 SERIES_FILE = "series.jsonl"
 
@@ -48,15 +50,7 @@ class HistoryError(ValueError):
 
 
 # Keys the checkers index for these kinds: an event without them is unreadable evidence.
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "batch": ("batch_id", "start_offset", "end_offset"),
-    "ack": ("checkpoint_id", "action"),
-    "instant_created": ("instant",),
-    "commit": ("instant",),
-    "txn_commit": ("instant",),
-    "read": ("reader", "read_kind"),
-    "read_error": ("reader", "error"),
-}
+REQUIRED: dict[str, tuple[str, ...]] = {k: e.required for k, e in EVENTS.items() if e.required}
 
 
 def _problem(event: Any) -> str | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from harness.history_events import Kind
+
 SETTLE_S = 1.5  # libfaketime re-reads the offset file about once a second
 
 
@@ -26,7 +28,7 @@ def observed_worker_skew(fault: dict[str, Any], events: list[dict[str, Any]]) ->
     end = start + max(fault.get("end_s", 0) - fault.get("start_s", 0), 0)
     inside, before = [], []
     for e in events:
-        if e["kind"] != "task_clock" or e.get("host") != host:
+        if e["kind"] != Kind.TASK_CLOCK or e.get("host") != host:
             continue
         mono = e["t"] - e["wall_minus_mono_s"]
         skew_ms = (e["wall_minus_mono_s"] - base) * 1000

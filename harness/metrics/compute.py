@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.history_events import Kind
 from harness.metrics.buckets import Buckets
 from harness.metrics.faults import RecoveryParams, bucket_labels, fault_recovery, fault_windows
 from harness.metrics.history import Records, as_frame, of_kind, run_window
@@ -40,9 +41,9 @@ class MetricParams:
 def _spread_cap_s(ev: pd.DataFrame, params: MetricParams) -> float:
     if params.checkpoint_interval_s is not None:
         return params.checkpoint_interval_s
-    start = of_kind(ev, "run_start")
+    start = of_kind(ev, Kind.RUN_START)
     recorded = start["checkpoint_interval_s"].iloc[0] if "checkpoint_interval_s" in start else None
-    commits = of_kind(ev, "commit")
+    commits = of_kind(ev, Kind.COMMIT)
     return spread_cap_s(None if pd.isna(recorded) else float(recorded), commits.get("t", []))
 
 
@@ -54,17 +55,19 @@ def timeseries(events: Records, params: MetricParams | None = None) -> pd.DataFr
     ev = as_frame(events)
     window = run_window(ev)
     buckets = Buckets.over(window, params.bucket_s)
-    commits = of_kind(ev, "commit")
+    commits = of_kind(ev, Kind.COMMIT)
     cap = _spread_cap_s(ev, params)
-    requests = of_kind(ev, "instant_request")
+    requests = of_kind(ev, Kind.INSTANT_REQUEST)
     return pd.DataFrame(
         {
             "start_s": buckets.starts,
             "rows_per_s": visible_rows_per_s(commits, buckets, window.t0, cap),
-            "ingest_rows_per_s": ingest_rows_per_s(of_kind(ev, "flush"), buckets, window.t0, cap),
+            "ingest_rows_per_s": ingest_rows_per_s(
+                of_kind(ev, Kind.FLUSH), buckets, window.t0, cap
+            ),
             "writer_blocked_ms_per_s": blocked_ms_per_bucket(requests, buckets, window.t0),
             "freshness_s": freshness_per_bucket(commits, buckets, window.t0),
-            "faults": bucket_labels(fault_windows(of_kind(ev, "fault")), buckets),
+            "faults": bucket_labels(fault_windows(of_kind(ev, Kind.FAULT)), buckets),
         }
     )
 
@@ -82,10 +85,10 @@ def compute_metrics(
     x = frame["rows_per_s"].to_numpy()
     labels = list(frame["faults"])
     fault_free = np.array([not active for active in labels], bool)
-    commits_all = of_kind(ev, "commit")
+    commits_all = of_kind(ev, Kind.COMMIT)
     commits = window.measured(commits_all)
     commit_rel = window.relative(commits_all["t"]) if len(commits_all) else np.empty(0)
-    requests = of_kind(ev, "instant_request")
+    requests = of_kind(ev, Kind.INSTANT_REQUEST)
     rows = commits_all["rows"] if "rows" in commits_all else pd.Series(dtype=float)
     return {
         "rows_committed": int(np.nansum(np.asarray(rows, float))),
@@ -101,11 +104,11 @@ def compute_metrics(
         "instant_request_ms": instant_request_ms(window.measured(requests)),
         "commit_latency_ms": commit_latency_ms(commits),
         "commit_cadence_s": commit_cadence_s(commits),
-        **instant_waits_ms(window.measured(of_kind(ev, "instant_created"))),
+        **instant_waits_ms(window.measured(of_kind(ev, Kind.INSTANT_CREATED))),
         "freshness_s": percentiles(frame["freshness_s"], ["mean", "p99", "max"]),
         **series_stats(se, window),
         "faults": [
             fault_recovery(w, x, buckets, commit_rel, params.recovery)
-            for w in fault_windows(of_kind(ev, "fault"))
+            for w in fault_windows(of_kind(ev, Kind.FAULT))
         ],
     }

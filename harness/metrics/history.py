@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.history_events import Kind
+
 Records = pd.DataFrame | Iterable[Mapping[str, Any]]
 
 
@@ -36,17 +38,17 @@ class RunWindow:
 
 
 def run_window(events: pd.DataFrame) -> RunWindow:
-    starts = events[events["kind"] == "run_start"] if "kind" in events else events.iloc[:0]
+    starts = events[events["kind"] == Kind.RUN_START] if "kind" in events else events.iloc[:0]
     if starts.empty:
         raise ValueError("history has no run_start event: the run window is unknown")
     start = starts.iloc[0]
     t0, warmup = float(start["t"]), float(start["warmup_s"])
     end = warmup + float(start["duration_s"])
-    ends = events[events["kind"] == "run_end"]
+    ends = events[events["kind"] == Kind.RUN_END]
     if not ends.empty:
         end = min(end, float(ends["t"].iloc[0]) - t0)
     return RunWindow(t0=t0, warmup_s=warmup, end_s=max(end, warmup))
 
 
-def of_kind(events: pd.DataFrame, kind: str) -> pd.DataFrame:
+def of_kind(events: pd.DataFrame, kind: Kind) -> pd.DataFrame:
     return events[events["kind"] == kind] if "kind" in events else events.iloc[:0]

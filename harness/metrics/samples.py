@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.history_events import Kind
 from harness.metrics.buckets import Buckets
 from harness.metrics.compute import MetricParams, timeseries
 from harness.metrics.history import Records, as_frame, of_kind, run_window
@@ -54,9 +55,9 @@ def run_samples(events: Records, params: MetricParams | None = None) -> RunSampl
         at = buckets.index(window.relative(found["t"]))
         return _samples(np.asarray(found[column], float), at)
 
-    sources["instant_request_ms"] = per_event("instant_request", "latency_ms")
-    sources["commit_latency_ms"] = per_event("commit", "latency_ms")
-    commits = window.measured(of_kind(ev, "commit"))
+    sources["instant_request_ms"] = per_event(Kind.INSTANT_REQUEST, "latency_ms")
+    sources["commit_latency_ms"] = per_event(Kind.COMMIT, "latency_ms")
+    commits = window.measured(of_kind(ev, Kind.COMMIT))
     times = np.sort(window.relative(commits["t"])) if len(commits) else np.empty(0)
     sources["commit_gap_s"] = _samples(np.diff(times), buckets.index(times[1:]))
     return RunSamples(len(frame), sources)

@@ -9,6 +9,7 @@ from harness.checks import CheckResult, combine_verdicts
 from harness.checks.result import capped
 from harness.faults.worker_clock import observed_worker_skew
 from harness.history import load_events, read_series
+from harness.history_events import Kind
 from harness.metrics import MetricParams, compute_metrics
 from harness.runner.check_inputs import CHECKS, run_checks
 from harness.runner.driver_config import fault_occurrences
@@ -27,7 +28,7 @@ def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     latency in the driver and in every executor) is listed once, at its first evidence."""
     out, seen = [], set()
     for e in events:
-        if e["kind"] != "fault":
+        if e["kind"] != Kind.FAULT:
             continue
         lasting = e.get("label") and e.get("fault_kind") in ("storage_latency", "clock_skew")
         key = (e.get("label"), e.get("target"))
@@ -79,7 +80,7 @@ def _distrust(results: list[CheckResult], problems: list[str]) -> list[CheckResu
 
 
 def _faults_not_applied(scenario: Scenario, events: list[dict[str, Any]]) -> list[str]:
-    applied = {e.get("label") for e in events if e["kind"] == "fault" and _applied(e, events)}
+    applied = {e.get("label") for e in events if e["kind"] == Kind.FAULT and _applied(e, events)}
     return [o.label for o in fault_occurrences(scenario) if o.label not in applied]
 
 
@@ -114,7 +115,7 @@ def analyse_run(
         write_per_second(paths.history, events, interval)  # the series reports chart
         # Restarts of the pipeline driver: -9 a crash fault (SIGKILL), 4 a fenced zombie,
         # anything else a job failure the engine raised loudly (see logs/driver-N.log).
-        exits = [e for e in events if e["kind"] == "driver_exit"]
+        exits = [e for e in events if e["kind"] == Kind.DRIVER_EXIT]
         metrics["driver_restarts"] = {
             "count": len(exits),
             "exit_codes": [e.get("code") for e in exits],
@@ -153,5 +154,5 @@ def analyse_run(
 def _instant_mode(scenario: Scenario, events: list[dict]) -> dict[str, str]:
     """The mode asked for and the one the coordinator ran (COW upserts force blocking)."""
     requested = scenario.engine.instant_mode
-    forced = [e["mode"] for e in events if e["kind"] == "instant_mode_forced"]
+    forced = [e["mode"] for e in events if e["kind"] == Kind.INSTANT_MODE_FORCED]
     return {"requested": requested, "effective": forced[-1] if forced else requested}

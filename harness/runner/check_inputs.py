@@ -22,6 +22,7 @@ from harness.checks import (
     unique_keys,
 )
 from harness.checks.hudi_rs import check_table as hudi_reader
+from harness.history_events import Kind
 from harness.pipeline.events import OPENING_BALANCE, upsert_keys
 from harness.pipeline.session import local_master
 from harness.runner.driver_config import event_spec
@@ -65,7 +66,7 @@ def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dic
     # The order of generation is not taken from events (their wall-clock `t` is what a clock
     # fault moves, and a killed process loses them): the table's instant files carry each
     # time's generation sequence number (final.instants[...]["generated"]).
-    commits = _of_kind(events, "commit") + _of_kind(events, "txn_commit")
+    commits = _of_kind(events, Kind.COMMIT) + _of_kind(events, Kind.TXN_COMMIT)
     committed = Counter(e["instant"] for e in commits)
     return [
         {
@@ -88,7 +89,7 @@ def _isolation_inputs(events, final: FinalState, is_bank: bool):
         for i in final.instants
         if i["state"] == "completed" and not i["rolled_back"]
     }
-    reads = _of_kind(events, "read")
+    reads = _of_kind(events, Kind.READ)
     repeated, out_of_window = [], []
     seen = set()
     for r in reads:
@@ -169,11 +170,11 @@ class Inputs:
 
     @property
     def reads(self) -> list[dict[str, Any]]:
-        return _of_kind(self.events, "read")
+        return _of_kind(self.events, Kind.READ)
 
     @property
     def failed_reads(self) -> list[dict[str, Any]]:
-        return _of_kind(self.events, "read_error")
+        return _of_kind(self.events, Kind.READ_ERROR)
 
 
 # What a check needs: the engine's table (not the raw_parquet ceiling), the whole final

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.history import load_events
+from harness.history_events import Kind
 from harness.runner.rundir import RunPaths
 
 
@@ -68,7 +69,9 @@ def environment(backend: str) -> dict:
 def spark_ui(events: list[dict[str, Any]]) -> str | None:
     """The first pipeline driver's Spark UI (a restarted driver has its own, on the same or
     the next free port); None when the UI was off."""
-    urls = [e["spark_ui"] for e in events if e.get("kind") == "driver_start" and e.get("spark_ui")]
+    urls = [
+        e["spark_ui"] for e in events if e.get("kind") == Kind.DRIVER_START and e.get("spark_ui")
+    ]
     return urls[0] if urls else None
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.checks import CheckResult
 from harness.checks.result import capped
+from harness.history_events import Kind
 from harness.pipeline.checkpoints import CheckpointRecord, LoggedBatch, read_checkpoint
 from harness.scenario import Scenario
 
@@ -59,14 +60,14 @@ class GroundTruth:
 def _ack_history(events: list[dict[str, Any]]) -> tuple[int, dict[int, str]]:
     """(newest ACK the coordinator received, -1 if none; ACKs a fault lost -> how)."""
     received = {
-        e["checkpoint_id"] for e in events if e["kind"] == "ack" and e["action"] != "dropped"
+        e["checkpoint_id"] for e in events if e["kind"] == Kind.ACK and e["action"] != "dropped"
     }
     lost: dict[int, str] = {}
     for e in events:
         c = e.get("checkpoint_id")
-        if e["kind"] == "ack" and e["action"] == "dropped":
+        if e["kind"] == Kind.ACK and e["action"] == "dropped":
             lost[c] = "dropped by a fault"
-        elif e["kind"] == "ack_delayed" and c not in received:
+        elif e["kind"] == Kind.ACK_DELAYED and c not in received:
             lost[c] = f"delayed {e.get('delay_s')} s by a fault and not delivered before the end"
     return max(received, default=-1), lost
 
@@ -105,7 +106,7 @@ def _disagreements(events: list[dict[str, Any]], record: CheckpointRecord) -> li
     out = []
     by_id = {n: b for b in record.batches for n in range(b.first_id, b.batch_id + 1)}
     for e in events:
-        if e["kind"] != "batch":
+        if e["kind"] != Kind.BATCH:
             continue
         n, start, end = e["batch_id"], int(e["start_offset"]), int(e["end_offset"])
         b = by_id.get(n)

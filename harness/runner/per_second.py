@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from harness.history_events import Kind
 from harness.metrics import MetricParams, timeseries
 
 PER_SECOND_FILE = "per_second.jsonl"
@@ -30,7 +31,7 @@ def write_per_second(
     history_dir: Path, events: list[dict[str, Any]], params: MetricParams | None = None
 ) -> Path | None:
     """Write the series; None (and no file) when the history has no run_start (no time zero)."""
-    start = next((e for e in events if e.get("kind") == "run_start"), None)
+    start = next((e for e in events if e.get("kind") == Kind.RUN_START), None)
     if start is None:
         return None
     warmup = float(start.get("warmup_s") or 0.0)
