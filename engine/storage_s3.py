@@ -191,9 +191,12 @@ class Folders:
       bytes included), then publishes: the claim, then the path, each an exclusive PUT (a
       replace: If-Match the version the path had before). The CAS is the decision: it fails
       once the marker is sealed, so nothing is decided after a seal;
-    * seal (`remove_dir`): finish the pending write the marker holds (it was decided before
-      the seal), then CAS the marker to `sealed`, naming the objects the sealer created; a
-      folder that holds folders (an epoch domain) then seals every child still open;
+    * a staged delete (`delete_staged`) records itself the same way (the object and its
+      etag), then deletes If-Match that etag;
+    * seal (`remove_dir`): finish the pending write (or delete) the marker holds (it was
+      decided before the seal), then CAS the marker to `sealed`, naming the objects the
+      sealer created; a folder that holds folders (an epoch domain) then seals every child
+      still open;
     * after publishing, the holder reads its marker again: sealed meanwhile, it fails
       (FileNotFoundError, as a local holder whose temp was taken). A holder paused between
       its CAS and its publication finds its objects there already (the sealer published
@@ -267,20 +270,7 @@ class Folders:
             "prior": self.objects.etag(path) if replace else None,
             "replace": replace,
         }
-        record = _marker(OPEN, pending)
-        etag = self._etags.get(staging)
-        while True:
-            if etag is not None:
-                try:
-                    self._etags[staging] = self.objects.put(
-                        staging, record, new_write_id(), if_match=etag
-                    )
-                    break
-                except (PreconditionFailed, FileNotFoundError):
-                    pass
-            state, etag = self.state(staging)
-            if state is None or state[MARKER] != OPEN:
-                raise FileNotFoundError(staging)
+        self._decide(staging, pending)
         created = self._publish(pending, sealing=False)
         now, _ = self.state(staging)
         if now is None or now[MARKER] != OPEN:  # sealed meanwhile: the sealer published it
@@ -290,6 +280,35 @@ class Folders:
                 if full in theirs:  # the sealer's was removed since: ours brought it back
                     self.objects.delete_if(full, new_etag)
             raise FileNotFoundError(staging)
+
+    def delete_staged(self, staging: str, full: str, write_id: str) -> None:
+        """Delete the object `full` as decided by a CAS on `staging`'s marker (refused once
+        sealed): the marker records the object's etag, and the delete is If-Match that
+        etag, by the holder or by a sealer that finishes it, so a late delete never removes
+        an object written since (unless with the very same bytes: an etag is their MD5)."""
+        etag = self.objects.etag(full)
+        if etag is None:
+            return  # deleted already
+        self._decide(staging, {"id": write_id, "delete": full, "etag": etag})
+        self.objects.delete_if(full, etag)
+
+    def _decide(self, staging: str, pending: dict) -> None:
+        """Record `pending` in `staging`'s marker by compare-and-swap: the decision, refused
+        (FileNotFoundError) once the marker is sealed."""
+        record = _marker(OPEN, pending)
+        etag = self._etags.get(staging)
+        while True:
+            if etag is not None:
+                try:
+                    self._etags[staging] = self.objects.put(
+                        staging, record, new_write_id(), if_match=etag
+                    )
+                    return
+                except (PreconditionFailed, FileNotFoundError):
+                    pass
+            state, etag = self.state(staging)
+            if state is None or state[MARKER] != OPEN:
+                raise FileNotFoundError(staging)
 
     def seal(self, full: str) -> bool | None:
         """Finish the pending write, then mark `full` sealed: True if this call sealed it,
@@ -301,7 +320,9 @@ class Folders:
             if record[MARKER] != OPEN:
                 return False
             finished = None
-            if pending := record.get("pending"):
+            if (pending := record.get("pending")) and "delete" in pending:
+                self.objects.delete_if(pending["delete"], pending["etag"])  # decided: finish it
+            elif pending:
                 made = self._publish(pending, sealing=True)
                 finished = {"id": pending["id"], "created": [f for f, _ in made]}
             try:

@@ -15,9 +15,13 @@ engine builds one from two POSIX facts (engine/storage.py):
 Grants. A lock token's writes go through a grant directory
 `.hoodie/.fence/<domain>/<lock token>/`: the domain is `e<epoch>` for a stream
 coordinator (`epoch_scope`) and `w` for other writers. Every timeline file a holder
-writes (requested, inflight, completed; the claim of an instant it rolls back) is written
-as a temp file inside its grant and then linked to its timeline name
-(`Storage.put_staged`). The link succeeds only while the temp is still in the grant.
+writes (requested, inflight, completed; the claim of an instant it rolls back) and the
+generation record `.hoodie/.truetime` (engine/timeline/sequence.py: its time and sequence
+number must never move back or be reused) is written as a temp file inside its grant and
+then linked (renamed, for a replace) to its name (`Storage.put_staged`, the write's one
+storage operation). The link succeeds only while the temp is still in the grant. A
+rollback deletes data files the same way (`Fence.delete`, `Storage.delete_staged`): the
+file is moved into the grant, then deleted; the move fails once the grant is dead.
 
 Sealing. Whoever takes over seals the stale grants: it moves every temp out of the grant
 (after which the old holder's link fails), publishes a completion whose claim the old
@@ -58,8 +62,9 @@ fenced move, so a holder that was itself taken over voids nothing.
 Object stores. S3 has no directories, rename or link; there the same calls keep these
 guarantees with conditional writes (engine/storage_s3.py, `Folders`): a grant or domain is
 a marker object changed only by compare-and-swap, a staged write is decided by a CAS on
-its grant's marker (refused once sealed) and then published with If-None-Match PUTs, and a
-seal finishes the decided write before it marks the grant sealed.
+its grant's marker (refused once sealed) and then published with If-None-Match PUTs (a
+staged delete: decided the same way, then a DELETE If-Match the etag it decided on), and
+a seal finishes the decided write before it marks the grant sealed.
 
 Switches: `safety.fencing` turns grants, sealing and claims off (the detection scenarios
 show the double commit); claims also need
@@ -262,6 +267,33 @@ class Fence:
                 self.storage.link(taken, f"{TIMELINE_DIR}/{final}")
 
     # -- fenced writes ---------------------------------------------------------------
+
+    def put(self, path: str, data: bytes, *, exclusive: bool, claim: str | None = None) -> None:
+        """A timeline-side write (timeline files, `.hoodie/.truetime`): through this hold's
+        grant while fencing is on in a lock hold (`write`), else a plain write after the
+        same seam (fault injection)."""
+        if self.active:
+            self.write(path, data, exclusive=exclusive, claim=claim)
+            return
+        self.seam("before_write", path=path)
+        if exclusive:
+            self.storage.put_if_absent(path, data)
+        else:
+            self.storage.write_bytes(path, data)
+
+    def delete(self, path: str) -> None:
+        """Delete a data file (a rollback's) through this hold's grant: FencedError once the
+        grant is sealed, so a holder that was taken over deletes nothing; a delete decided
+        before the seal is finished by the sealer. Plain without fencing. Missing: no error."""
+        self.seam("before_delete", path=path)
+        if not self.active:
+            self.storage.delete(path, missing_ok=True)
+            return
+        self._make_grant()
+        try:
+            self.storage.delete_staged(self.grant, path)
+        except FileNotFoundError:
+            raise FencedError(f"{self.grant} is sealed: another holder took over") from None
 
     def write(self, path: str, data: bytes, *, exclusive: bool, claim: str | None = None) -> None:
         """Write a timeline file through this hold's grant. `exclusive`: FileExistsError if

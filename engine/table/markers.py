@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from engine.errors import EngineError
 from engine.storage import TEMP_PREFIX, Storage
@@ -94,9 +94,15 @@ class Markers:
             return []
         return self._delete(self.files(instant), set(keep))
 
-    def finish(self, instant: str, keep: Iterable[str] = ()) -> list[str]:
+    def finish(
+        self,
+        instant: str,
+        keep: Iterable[str] = (),
+        delete: Callable[[str], None] | None = None,
+    ) -> list[str]:
         """After completion (`keep` = its files) or in a rollback (`keep` empty): seal the
-        directory, delete every marked file not kept, then the directory. Idempotent."""
+        directory, delete every marked file not kept (with `delete`: a rollback's fenced
+        delete), then the directory. Idempotent."""
         if not self.enabled:
             return []
         sealed = f"{MARKER_DIR}/{_SEALED}{instant}-{uuid.uuid4().hex[:8]}"
@@ -113,14 +119,19 @@ class Markers:
             dirs = [marker_dir(instant)]  # a store that cannot rename a directory: no seal
         deleted: list[str] = []
         for directory in dirs:
-            deleted += self._delete(self._recorded(directory), set(keep))
+            deleted += self._delete(self._recorded(directory), set(keep), delete)
             self.storage.filesystem.delete_dir(self.storage.full_path(directory))
         return deleted
 
-    def _delete(self, marked: list[str], keep: set[str]) -> list[str]:
+    def _delete(
+        self, marked: list[str], keep: set[str], delete: Callable[[str], None] | None = None
+    ) -> list[str]:
         doomed = [f for f in marked if f not in keep]
         for name in doomed:
-            self.storage.delete(name, missing_ok=True)
+            if delete is not None:
+                delete(name)  # raises once its holder is fenced: later files stay too
+            else:
+                self.storage.delete(name, missing_ok=True)
         if doomed:
             # A write that died between its temp file and the rename left the temp behind
             # (`.tmp-<id>-<name>`); a listing reader would take it for another file group.

@@ -108,13 +108,15 @@ def _finish(table: Table, rb: Instant, target: Instant, plan: CommitMetadata) ->
 def _delete_files(table: Table, target: Instant) -> list[str]:
     """The target's data files. Its markers name them: the directory is sealed first, so no
     late writer (a task attempt, a zombie) adds one after. A completed target (force), or a
-    table without markers, is found by listing the table folder."""
+    table without markers, is found by listing the table folder. Each delete is fenced
+    (engine/table/fencing.py: Fence.delete): a rollback whose holder was taken over, paused
+    anywhere before it, deletes nothing."""
     t = target.requested_time
-    deleted = table.markers.finish(t)
+    deleted = table.markers.finish(t, delete=table.fence.delete)
     if target.state == COMPLETED or not table.markers.enabled:
         for f in table.data_files():
             if f.instant == t and f.name not in deleted:
-                table.storage.delete(f.name, missing_ok=True)
+                table.fence.delete(f.name)
                 deleted.append(f.name)
     return deleted
 

@@ -96,6 +96,7 @@ class Table:
         self.writer_id = writer_id or default_owner()
         # Timeline writes go through the fence (engine/table/fencing.py).
         self.fence = Fence(storage, enabled=self.safety.fencing, claims=self.safety.put_if_absent)
+        self._truetime_store.fence = self.fence
         # A lock we create (`lock_spec`'s provider, FileLock by default) is ours to close
         # (its lease renewal, its session); a waiter that takes over an expired lease
         # revokes its holder's fence grant.

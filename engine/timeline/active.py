@@ -315,11 +315,9 @@ class ActiveTimeline:
         return done
 
     def _write(self, path: str, data: bytes, exclusive: bool, claim: str | None = None) -> None:
-        if self.fence is not None and self.fence.active:
-            self.fence.write(path, data, exclusive=exclusive, claim=claim)
+        if self.fence is not None:  # fenced in a lock hold (engine/table/fencing.py)
+            self.fence.put(path, data, exclusive=exclusive, claim=claim)
             return
-        if self.fence is not None:  # the same seam as a fenced write (fault injection)
-            self.fence.seam("before_write", path=path)
         if exclusive:
             self.storage.put_if_absent(path, data)
         else:

@@ -54,6 +54,9 @@ class StoredLastGenerated:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self.trusted = False
+        # The table's Fence (engine/table/fencing.py): a holder that was taken over must
+        # not move the record back or hand out a number its successor used.
+        self.fence: Any = None
         self._known: LastGenerated | None = None
 
     def load(self) -> LastGenerated | None:
@@ -69,7 +72,11 @@ class StoredLastGenerated:
     def save(self, last: LastGenerated) -> None:
         record = {"time": last.time, "seq": last.seq}
         self._known = None  # unknown until the write is known to have landed
-        self.storage.write_bytes(TRUETIME_FILE, json.dumps(record).encode())
+        data = json.dumps(record).encode()
+        if self.fence is not None:  # fenced in a lock hold: the same one storage operation
+            self.fence.put(TRUETIME_FILE, data, exclusive=False)
+        else:
+            self.storage.write_bytes(TRUETIME_FILE, data)
         self._known = last
 
 

@@ -1,7 +1,8 @@
 """The storage operations each lock hold performs, counted exactly (a storage hook), so
 the floor cannot silently regress: an instant creation holds the lock for the TrueTime
 wait plus its REQUESTED and INFLIGHT writes, a commit for the wait plus its completed
-write; the `.truetime` record is written inside the wait. Timed figures are in
+write; the `.truetime` record is written inside the wait (fenced like the timeline
+writes: still one storage operation, engine/table/fencing.py). Timed figures are in
 tests/benchmarks/engine/test_lock_hold_bench.py."""
 
 from __future__ import annotations
@@ -70,12 +71,12 @@ def test_a_hold_after_another_writers_reads_the_timeline_and_the_record_again(
     cycle(table, 200)
     creation, commit = recorder.holds
     # Its lock token changed too: the old grant goes, the new one is made by the first
-    # fenced write (once per token, not per hold).
+    # fenced write, the `.truetime` record's (once per token, not per hold).
     assert held_names(creation) == [
         ("delete", ".hoodie/.fence/e0/G"),
         *LOOK_AGAIN,
-        TRUETIME,
         ("put", ".hoodie/.fence/e0/G"),
+        TRUETIME,
         REQUESTED,
         INFLIGHT,
     ]
