@@ -1,7 +1,8 @@
 """`instantbench faults`: every fault kind with its keys, targets, points and evidence.
 
 Keys, types, defaults, targets and points come from the scenario's fault models
-(harness/scenario/faults.py); what each kind records as evidence is declared once, below.
+(harness/scenario/faults.py); where each kind is applied and what it records as evidence,
+from its declaration (harness/faults/kinds.py).
 """
 
 from __future__ import annotations
@@ -15,105 +16,14 @@ import annotated_types as at
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from harness.faults.kinds import PARTS, Evidence, FaultKind
 from harness.scenario.faults import CLUSTER_FAULTS, Fault, TargetForms
-
-
-@dataclass(frozen=True)
-class Evidence:
-    by: str  # the process that writes the `fault` event (docs/history.md)
-    when: str  # the moment the fault counts as applied
-    keys: tuple[str, ...]  # the keys of the event's `evidence`
-
 
 WIDTH = 100  # the project's line length
 REQUIRED = "required"
 
-_SKEW_READ = ("read_ms", "true_ms", "skew_read_ms", "read_s", "reader", "wall_ms")
-
-# What each kind records. A kind without a row fails tests/unit/harness/test_cli_discoverability.py.
-EVIDENCE: dict[str, Evidence] = {
-    "writer_crash": Evidence(
-        "the retried writer task",
-        "Spark's retry of the task that hard-exited at the point starts",
-        ("task", "attempt", "exit_code", "point", "batch_id", "retry_attempt", "retry_pid"),
-    ),
-    "coordinator_crash": Evidence(
-        "the runner",
-        "it sees the driver that reached the seam exit by SIGKILL",
-        ("pid", "exit_code", "point"),
-    ),
-    "coordinator_pause": Evidence(
-        "the runner",
-        "the old driver shows as stopped in /proc (its successor is started)",
-        ("paused_pid", "new_pid", "state", "point (when given)", "point_from (random)"),
-    ),
-    "batch_writer_pause": Evidence(
-        "the batch writer (a thread of the runner)",
-        "it resumes: its lease was taken over while it stood at the point (or the wait ended)",
-        (
-            "point",
-            "paused_s",
-            "token",
-            "lease_taken_over",
-            "taken_by",
-            "instant / path",
-            "point_from (random)",
-        ),
-    ),
-    "drop_ack": Evidence(
-        "the pipeline driver",
-        "the ACK is withheld (an `ack` event with action dropped; the next ACK must subsume it)",
-        ("checkpoint_id",),
-    ),
-    "delay_ack": Evidence(
-        "the pipeline driver",
-        "the coordinator has handled the late ACK (a run that ends first records nothing)",
-        ("checkpoint_id", "delay_s", "delivered_s", "handled_s", "coordinator", "committed"),
-    ),
-    "stale_ack": Evidence(
-        "the pipeline driver",
-        "the coordinator has handled the replayed ACK (`coordinator: ignored_stale`)",
-        ("checkpoint_id", "replay_after_s", "delivered_s", "handled_s", "coordinator", "committed"),
-    ),
-    "clock_skew": Evidence(
-        "the process that reads the clock (driver, runner)",
-        "a generation, lock lease or heartbeat first reads the skewed clock (a clock nobody "
-        "reads in the window leaves no record); worker:N: the worker's libfaketime offset "
-        "is set, and the analysis adds `observed` from its tasks' clocks",
-        (
-            "offset_ms | drift_ppm | jump_ms",
-            *_SKEW_READ,
-            "worker, host, pid, container, workers_before, worker_after, "
-            "runner_wall_minus_mono_s, observed {tasks, skew_ms, skew_ms_before} (worker:N)",
-        ),
-    ),
-    "storage_latency": Evidence(
-        "every process using the table's storage (listed once)",
-        "an operation was held back, once per process",
-        ("latency_ms", "first_op", "path", "held_ms", "pid"),
-    ),
-    "storage_error": Evidence(
-        "the process whose operation failed",
-        "the operation raised the injected error (mode lost_response: the storage lands the "
-        "put, then loses its response; it retries a plain or conditional put itself)",
-        ("op", "path", "pid", "mode (lost_response)"),
-    ),
-    "torn_file": Evidence(
-        "the writer task",
-        "the data file was truncated on storage (read back)",
-        ("path", "size", "truncated_to", "pid"),
-    ),
-    "worker_kill": Evidence(
-        "the runner",
-        "the worker's status shows it dead",
-        ("worker", "host", "pid", "container", "workers_before", "worker_after"),
-    ),
-    "worker_pause": Evidence(
-        "the runner",
-        "the worker's status shows it stopped",
-        ("worker", "host", "pid", "container", "workers_before", "worker_after"),
-    ),
-}
+# What each kind records (declared with the rest of the kind in harness/faults/kinds.py).
+EVIDENCE: dict[str, Evidence] = {k.value: p.evidence for k, p in PARTS.items()}
 
 
 @dataclass(frozen=True)
@@ -133,6 +43,7 @@ class KindDoc:
     targets: str
     points: str | None
     backends: str
+    applied_in: str
     evidence: Evidence
 
     def to_dict(self) -> dict[str, Any]:
@@ -203,6 +114,7 @@ def describe(kind: str, model: type[BaseModel]) -> KindDoc:
         targets=target.type if target else "none (the whole table's storage)",
         points=point.type if point else None,
         backends=", ".join(backends) if backends else "all",
+        applied_in=", ".join(PARTS[FaultKind(kind)].applied_in),
         evidence=EVIDENCE[kind],
     )
 
@@ -225,7 +137,7 @@ def render(docs: list[KindDoc]) -> str:
         lines += _wrap(f"targets: {d.targets}", 2)
         if d.points:
             lines += _wrap(f"points: {d.points}", 2)
-        lines += [f"  backends: {d.backends}", "  keys:"]
+        lines += [f"  backends: {d.backends}", f"  applied in: {d.applied_in}", "  keys:"]
         width = max(len(k.name) for k in d.keys)
         for k in d.keys:
             given = ", required" if k.default == REQUIRED else f" = {k.default}"

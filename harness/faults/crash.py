@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog
+from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 
@@ -105,7 +106,11 @@ def record_coordinator_crashes(
     if code != -signal.SIGKILL:
         return
     for o in occurrences:
-        if o.kind == "coordinator_crash" and fired.fired(o.label) and fired.mark(exited(o.label)):
+        if (
+            o.kind == FaultKind.COORDINATOR_CRASH
+            and fired.fired(o.label)
+            and fired.mark(exited(o.label))
+        ):
             record_fault(
                 history, o, elapsed_s, pid=pid, exit_code=code, point=o.params.get("point")
             )

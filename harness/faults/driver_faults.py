@@ -14,6 +14,7 @@ from typing import Any
 from engine.clock import AdjustableClock, SystemClock
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog, pause_reached, pause_resumed
+from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
 from harness.faults.seams import table_seam_hook
 from harness.faults.skew import SkewApplier
@@ -45,7 +46,7 @@ class DriverFaults:
             [
                 o
                 for o in occurrences
-                if o.kind == "clock_skew" and o.target in ("coordinator", "all")
+                if o.kind == FaultKind.CLOCK_SKEW and o.target in ("coordinator", "all")
             ],
             {"coordinator": self.coordinator_clock},
             clock,
@@ -107,17 +108,17 @@ class DriverFaults:
     # -- ACKs --------------------------------------------------------------------------
     def deliver_ack(self, batch_id: int, notify: Notify) -> None:
         """Send ACK `batch_id` to the coordinator, unless a fault drops or delays it."""
-        for kind in ("drop_ack", "delay_ack", "stale_ack"):
+        for kind in (FaultKind.DROP_ACK, FaultKind.DELAY_ACK, FaultKind.STALE_ACK):
             for o in self._due(kind):
                 # Hits are claimed in the run's fired log: a restarted driver does not
                 # start the count again.
                 if not self.fired.take(o.label, int(o.params.get("count", 1))):
                     continue
-                if kind == "drop_ack":
+                if kind == FaultKind.DROP_ACK:
                     self._record(o, checkpoint_id=batch_id)
                     self.history.record("ack", checkpoint_id=batch_id, action="dropped")
                     return
-                if kind == "delay_ack":
+                if kind == FaultKind.DELAY_ACK:
                     delay = float(o.params["delay_s"])
                     self.history.record("ack_delayed", checkpoint_id=batch_id, delay_s=delay)
                     self._deliver_later(o, batch_id, notify, delay, delay_s=delay)

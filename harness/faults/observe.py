@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from harness.faults.kinds import FaultKind
 from infra.cluster.procs import proc_state
 
 STOPPED = ("T", "t")  # stopped by a signal / by tracing
@@ -26,8 +27,8 @@ def wait_stopped(pid: int, timeout_s: float = 2.0) -> str | None:
 def worker_effect(kind: str, worker: dict[str, Any]) -> bool:
     """Whether a cluster worker's status (infra.cluster backend status()['workers'][i])
     shows the fault: killed -> not alive; paused -> stopped (process) or paused (container)."""
-    if kind == "worker_kill":
+    if kind == FaultKind.WORKER_KILL:
         return not worker.get("alive", True)
-    if kind == "worker_pause":
+    if kind == FaultKind.WORKER_PAUSE:
         return worker.get("process_state") in STOPPED or worker.get("container_status") == "paused"
     return True

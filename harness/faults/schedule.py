@@ -6,16 +6,8 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from harness.faults.kinds import COUNTED_KINDS, LASTING_KINDS, WORKER_KINDS
 from harness.faults.seams import draw_point
-
-# Applied by the runner to cluster workers (coordinator_pause too, to the driver).
-WORKER_KINDS = {"worker_kill", "worker_pause"}
-# For these `count` is how many ACKs / operations / files one occurrence hits, not how
-# many occurrences there are.
-COUNTED_KINDS = {"drop_ack", "delay_ack", "stale_ack", "storage_error", "torn_file"}
-# Without a duration these last until the run ends; every other kind is instantaneous.
-LASTING_KINDS = {"clock_skew", "storage_latency"}
-# clock_skew is applied by whichever process owns the skewed clock.
 
 
 @dataclass(frozen=True)

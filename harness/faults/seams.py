@@ -28,6 +28,7 @@ from typing import Any, get_args
 
 from engine.table.fencing import CLAIMS_DIR
 from engine.timeline.instant import parse_file_name
+from harness.faults.kinds import FaultKind
 from harness.scenario.faults import SHARED_WAIT_UNREACHED, TABLE_POINTS, CoordinatorPoint
 
 # (file of engine/table, function) -> operation; the innermost match wins.
@@ -104,7 +105,7 @@ def concrete_points(kind: str, shared_wait: bool = False) -> tuple[str, ...]:
     some runs, so a drawn one could leave the fault unapplied: those are named. With the
     stream's shared wait (engine.truetime.shared_wait) its commits mint its instants."""
     table = tuple(p for p in TABLE_POINTS if p.startswith(("instant_", "commit_")))
-    if kind == "batch_writer_pause":
+    if kind == FaultKind.BATCH_WRITER_PAUSE:
         return table
     if shared_wait:
         table = tuple(p for p in table if p not in SHARED_WAIT_UNREACHED)

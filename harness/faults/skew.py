@@ -16,6 +16,7 @@ from typing import Any
 from engine.clock import AdjustableClock, SkewedRead
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog
+from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
@@ -136,7 +137,7 @@ def skew_at_ms(o: Occurrence, elapsed_s: float) -> float:
 
 
 def targets_writer(o: Occurrence, task: int) -> bool:
-    return o.kind == "clock_skew" and o.target in (f"writer:{task}", "all")
+    return o.kind == FaultKind.CLOCK_SKEW and o.target in (f"writer:{task}", "all")
 
 
 def skew_task_clock(

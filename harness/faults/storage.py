@@ -18,6 +18,7 @@ from typing import Any
 from engine.storage import ResponseLostError, Storage
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog
+from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
@@ -41,9 +42,9 @@ class StorageFaults:
         base_latency_ms: float = 0.0,
         target: str | None = None,
     ) -> None:
-        self.latency = [o for o in occurrences if o.kind == "storage_latency"]
-        self.errors = [o for o in occurrences if o.kind == "storage_error"]
-        self.torn = [o for o in occurrences if o.kind == "torn_file" and o.target == target]
+        self.latency = [o for o in occurrences if o.kind == FaultKind.STORAGE_LATENCY]
+        self.errors = [o for o in occurrences if o.kind == FaultKind.STORAGE_ERROR]
+        self.torn = [o for o in occurrences if o.kind == FaultKind.TORN_FILE and o.target == target]
         self.clock = clock
         self.history = history
         self.base_latency_s = base_latency_ms / 1000.0

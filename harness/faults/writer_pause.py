@@ -26,6 +26,7 @@ from typing import Any
 
 from engine.lock import LockProvider
 from harness.faults.evidence import record_fault
+from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
 from harness.faults.seams import table_seam_hook
 from harness.history import HistoryWriter
@@ -105,7 +106,9 @@ def install_writer_pauses(
     """Hook each batch writer's `batch_writer_pause` occurrences into its table."""
     for writer in writers:
         mine = [
-            o for o in occurrences if o.kind == "batch_writer_pause" and o.target == writer.name_
+            o
+            for o in occurrences
+            if o.kind == FaultKind.BATCH_WRITER_PAUSE and o.target == writer.name_
         ]
         if mine:
             pause = WriterPause(mine, clock, history, writer.table.lock, writer.stop_event)

@@ -17,6 +17,7 @@ from engine.stream.state import CheckpointStateStore, EpochStore
 from engine.stream.transport.rpc import CoordinatorServer
 from engine.table import Table
 from harness.faults.driver_faults import DriverFaults
+from harness.faults.kinds import STORAGE_KINDS, FaultKind
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
 from harness.pipeline.compaction import CompactionService
@@ -30,7 +31,6 @@ COORDINATOR_STATE_DIR = ".hoodie/.stream/coordinator"
 WRITER_STATE_DIR = ".hoodie/.stream/writers"
 DRAIN_TIMEOUT_S = 60.0
 FENCED_EXIT = 4  # the driver's exit code when a newer coordinator fenced it out
-STORAGE_KINDS = ("storage_latency", "storage_error", "torn_file")
 
 
 class CommitTally:
@@ -71,7 +71,7 @@ class EngineSink:
         )
         self.table.fence.hooks.append(faults.table_hook)  # pauses / crashes at table seams
         StorageFaults(
-            [o for o in faults.occ if o.kind != "torn_file"],
+            [o for o in faults.occ if o.kind != FaultKind.TORN_FILE],
             faults.clock,
             history,
             faults.fired,
@@ -179,7 +179,7 @@ class EngineSink:
             t0=self.faults.clock.t0,
             crash_points=self.faults.crash_points(batch_id),
             storage_faults=[o.to_dict() for o in self.faults.occ if o.kind in STORAGE_KINDS],
-            clock_skews=[o.to_dict() for o in self.faults.occ if o.kind == "clock_skew"],
+            clock_skews=[o.to_dict() for o in self.faults.occ if o.kind == FaultKind.CLOCK_SKEW],
             storage_latency_ms=self.cfg.storage_latency_ms,
             fired_dir=self.cfg.fired_dir,
         )

@@ -7,6 +7,7 @@ from typing import Any
 
 from harness.checks import CheckResult, combine_verdicts
 from harness.checks.result import capped
+from harness.faults.kinds import LASTING_KINDS
 from harness.faults.worker_clock import observed_worker_skew
 from harness.history import load_events, read_series
 from harness.history_events import Kind
@@ -30,7 +31,7 @@ def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for e in events:
         if e["kind"] != Kind.FAULT:
             continue
-        lasting = e.get("label") and e.get("fault_kind") in ("storage_latency", "clock_skew")
+        lasting = e.get("label") and e.get("fault_kind") in LASTING_KINDS
         key = (e.get("label"), e.get("target"))
         if lasting and key in seen:
             continue

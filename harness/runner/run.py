@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.clock import AdjustableClock
 from engine.errors import EngineError
 from harness.faults.fired import FiredLog
+from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
 from harness.faults.skew import SkewApplier
 from harness.faults.storage import StorageFaults
@@ -78,7 +79,7 @@ def _runner_skew(scenario, background: Background, t0: float, history) -> SkewAp
     skews = [
         o
         for o in fault_occurrences(scenario)
-        if o.kind == "clock_skew" and (o.target in clocks or o.target == "all")
+        if o.kind == FaultKind.CLOCK_SKEW and (o.target in clocks or o.target == "all")
     ]
     return SkewApplier(skews, clocks, RunClock(t0=t0), history)
 

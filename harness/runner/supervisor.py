@@ -15,6 +15,7 @@ from typing import Any
 from harness.faults.crash import record_coordinator_crashes
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog, pause_reached, pause_resumed
+from harness.faults.kinds import WORKER_KINDS, FaultKind
 from harness.faults.observe import wait_stopped, worker_effect
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
@@ -44,14 +45,12 @@ class Supervisor:
         self.status_file = status_file
         self.logs = logs
         self.history = history
-        self.pauses = [o for o in occurrences if o.kind == "coordinator_pause"]
-        self.crashes = [o for o in occurrences if o.kind == "coordinator_crash"]
+        self.pauses = [o for o in occurrences if o.kind == FaultKind.COORDINATOR_PAUSE]
+        self.crashes = [o for o in occurrences if o.kind == FaultKind.COORDINATOR_CRASH]
         # Worker faults act on a standalone or docker cluster (infra.cluster backend).
         self.cluster = cluster
         self.worker_faults = [
-            o
-            for o in occurrences
-            if o.kind in ("worker_kill", "worker_pause") or is_worker_skew(o.kind, o.target)
+            o for o in occurrences if o.kind in WORKER_KINDS or is_worker_skew(o.kind, o.target)
         ]
         self._worker_undo: list[tuple[float, Callable[[], Any]]] = []
         self.env = env or {}
@@ -121,13 +120,13 @@ class Supervisor:
         n = int(o.target.split(":")[1])
         before = self.cluster.status()
         skew: dict[str, Any] = {}
-        if o.kind == "clock_skew":
+        if o.kind == FaultKind.CLOCK_SKEW:
             offset = float(o.params.get("offset_ms") or o.params.get("jump_ms") or 0.0)
             self.cluster.set_worker_clock(n, offset)
             self._worker_undo.append((o.end_s, lambda: self.cluster.set_worker_clock(n, 0)))
             # The runner's own wall-minus-monotonic: analysis compares the worker's tasks.
             skew = {"offset_ms": offset, "runner_wall_minus_mono_s": time.time() - time.monotonic()}
-        elif o.kind == "worker_kill":
+        elif o.kind == FaultKind.WORKER_KILL:
             self.cluster.kill_worker(n)
             back = o.at_s + (o.params.get("duration_s") or WORKER_RESTART_S)
             self._worker_undo.append((back, lambda: self.cluster.restart_worker(n)))

@@ -1,0 +1,206 @@
+"""Fault kinds as declared parts: for each kind, where it is applied, how `count` and a
+missing `duration_s` read, and what it records as evidence. Adding a fault kind means its
+scenario model (harness/scenario/faults.py: keys, targets, points) and one row here; the
+schedule, the processes that apply faults and `instantbench faults` read this.
+
+No pydantic here: executors import it (through the schedule and the storage faults).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+
+class FaultKind(StrEnum):
+    WRITER_CRASH = "writer_crash"
+    COORDINATOR_CRASH = "coordinator_crash"
+    COORDINATOR_PAUSE = "coordinator_pause"
+    BATCH_WRITER_PAUSE = "batch_writer_pause"
+    DROP_ACK = "drop_ack"
+    DELAY_ACK = "delay_ack"
+    STALE_ACK = "stale_ack"
+    CLOCK_SKEW = "clock_skew"
+    STORAGE_LATENCY = "storage_latency"
+    STORAGE_ERROR = "storage_error"
+    TORN_FILE = "torn_file"
+    WORKER_KILL = "worker_kill"
+    WORKER_PAUSE = "worker_pause"
+
+
+# Who applies a fault: the runner (drivers' and workers' processes, the batch writers'
+# clocks), the pipeline driver (its coordinator, its ACKs, arming writer crashes), the
+# executors (writer tasks), the batch writers (threads of the runner), or the table's
+# storage wrapper in every process that uses it.
+Where = Literal["runner", "driver", "executors", "batch_writers", "storage"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    by: str  # the process that writes the `fault` event (docs/history.md)
+    when: str  # the moment the fault counts as applied
+    keys: tuple[str, ...]  # the keys of the event's `evidence`
+
+
+@dataclass(frozen=True)
+class FaultPart:
+    applied_in: tuple[Where, ...]
+    evidence: Evidence
+    counted: bool = False  # `count`: how many ACKs / operations / files one occurrence hits
+    lasting: bool = False  # without `duration_s` it lasts until the run ends (else instant)
+    on_workers: bool = False  # targets cluster workers (worker:N), not writer tasks
+
+
+_SKEW_READ = ("read_ms", "true_ms", "skew_read_ms", "read_s", "reader", "wall_ms")
+
+# A kind without a row fails tests/unit/harness/test_cli_discoverability.py.
+PARTS: dict[FaultKind, FaultPart] = {
+    FaultKind.WRITER_CRASH: FaultPart(
+        ("driver", "executors"),
+        Evidence(
+            "the retried writer task",
+            "Spark's retry of the task that hard-exited at the point starts",
+            ("task", "attempt", "exit_code", "point", "batch_id", "retry_attempt", "retry_pid"),
+        ),
+    ),
+    FaultKind.COORDINATOR_CRASH: FaultPart(
+        ("driver", "runner"),
+        Evidence(
+            "the runner",
+            "it sees the driver that reached the seam exit by SIGKILL",
+            ("pid", "exit_code", "point"),
+        ),
+    ),
+    FaultKind.COORDINATOR_PAUSE: FaultPart(
+        ("runner", "driver"),
+        Evidence(
+            "the runner",
+            "the old driver shows as stopped in /proc (its successor is started)",
+            ("paused_pid", "new_pid", "state", "point (when given)", "point_from (random)"),
+        ),
+    ),
+    FaultKind.BATCH_WRITER_PAUSE: FaultPart(
+        ("batch_writers",),
+        Evidence(
+            "the batch writer (a thread of the runner)",
+            "it resumes: its lease was taken over while it stood at the point (or the wait ended)",
+            (
+                "point",
+                "paused_s",
+                "token",
+                "lease_taken_over",
+                "taken_by",
+                "instant / path",
+                "point_from (random)",
+            ),
+        ),
+    ),
+    FaultKind.DROP_ACK: FaultPart(
+        ("driver",),
+        Evidence(
+            "the pipeline driver",
+            "the ACK is withheld (an `ack` event with action dropped; the next ACK must "
+            "subsume it)",
+            ("checkpoint_id",),
+        ),
+        counted=True,
+    ),
+    FaultKind.DELAY_ACK: FaultPart(
+        ("driver",),
+        Evidence(
+            "the pipeline driver",
+            "the coordinator has handled the late ACK (a run that ends first records nothing)",
+            ("checkpoint_id", "delay_s", "delivered_s", "handled_s", "coordinator", "committed"),
+        ),
+        counted=True,
+    ),
+    FaultKind.STALE_ACK: FaultPart(
+        ("driver",),
+        Evidence(
+            "the pipeline driver",
+            "the coordinator has handled the replayed ACK (`coordinator: ignored_stale`)",
+            (
+                "checkpoint_id",
+                "replay_after_s",
+                "delivered_s",
+                "handled_s",
+                "coordinator",
+                "committed",
+            ),
+        ),
+        counted=True,
+    ),
+    FaultKind.CLOCK_SKEW: FaultPart(
+        ("driver", "executors", "batch_writers", "runner"),
+        Evidence(
+            "the process that reads the clock (driver, runner)",
+            "a generation, lock lease or heartbeat first reads the skewed clock (a clock nobody "
+            "reads in the window leaves no record); worker:N: the worker's libfaketime offset "
+            "is set, and the analysis adds `observed` from its tasks' clocks",
+            (
+                "offset_ms | drift_ppm | jump_ms",
+                *_SKEW_READ,
+                "worker, host, pid, container, workers_before, worker_after, "
+                "runner_wall_minus_mono_s, observed {tasks, skew_ms, skew_ms_before} (worker:N)",
+            ),
+        ),
+        lasting=True,
+    ),
+    FaultKind.STORAGE_LATENCY: FaultPart(
+        ("storage",),
+        Evidence(
+            "every process using the table's storage (listed once)",
+            "an operation was held back, once per process",
+            ("latency_ms", "first_op", "path", "held_ms", "pid"),
+        ),
+        lasting=True,
+    ),
+    FaultKind.STORAGE_ERROR: FaultPart(
+        ("storage",),
+        Evidence(
+            "the process whose operation failed",
+            "the operation raised the injected error (mode lost_response: the storage lands the "
+            "put, then loses its response; it retries a plain or conditional put itself)",
+            ("op", "path", "pid", "mode (lost_response)"),
+        ),
+        counted=True,
+    ),
+    FaultKind.TORN_FILE: FaultPart(
+        ("storage",),
+        Evidence(
+            "the writer task",
+            "the data file was truncated on storage (read back)",
+            ("path", "size", "truncated_to", "pid"),
+        ),
+        counted=True,
+    ),
+    FaultKind.WORKER_KILL: FaultPart(
+        ("runner",),
+        Evidence(
+            "the runner",
+            "the worker's status shows it dead",
+            ("worker", "host", "pid", "container", "workers_before", "worker_after"),
+        ),
+        on_workers=True,
+    ),
+    FaultKind.WORKER_PAUSE: FaultPart(
+        ("runner",),
+        Evidence(
+            "the runner",
+            "the worker's status shows it stopped",
+            ("worker", "host", "pid", "container", "workers_before", "worker_after"),
+        ),
+        on_workers=True,
+    ),
+}
+
+
+def kinds_where(where: Where) -> frozenset[FaultKind]:
+    return frozenset(k for k, p in PARTS.items() if where in p.applied_in)
+
+
+COUNTED_KINDS = frozenset(k for k, p in PARTS.items() if p.counted)
+LASTING_KINDS = frozenset(k for k, p in PARTS.items() if p.lasting)
+WORKER_KINDS = frozenset(k for k, p in PARTS.items() if p.on_workers)
+STORAGE_KINDS = kinds_where("storage")
