@@ -410,12 +410,17 @@ class Storage:
                 raise
             self.filesystem.create_dir(head, recursive=True)
             out = self.filesystem.open_output_stream(tmp)
-        with out:
-            if callable(data):
-                data(out)
-            else:
-                out.write(data)
-            size = out.tell()
+        try:
+            with out:
+                if callable(data):
+                    data(out)
+                else:
+                    out.write(data)
+                size = out.tell()
+        except BaseException:  # an encoder that fails (bad rows) leaves no temp file behind
+            with contextlib.suppress(OSError):
+                self.filesystem.delete_file(tmp)
+            raise
         return tmp, size
 
     # -- metadata operations -----------------------------------------------------------

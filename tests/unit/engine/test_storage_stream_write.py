@@ -65,3 +65,15 @@ def test_a_torn_encoded_file_fails_the_write(storage_root):
     s.after_write_hooks.append(lambda full: s.raw_write(full, s.raw_read(full)[:10]))
     with pytest.raises(CorruptFileError, match="torn write"):
         s.write_verified("f.parquet", parquet_encoder(ROWS))
+
+
+def test_a_failing_encoder_leaves_no_temp_file(tmp_path):
+    s = Storage(str(tmp_path / "t"))
+
+    def broken(out: pa.NativeFile) -> None:
+        out.write(b"partial")
+        raise ValueError("bad rows")
+
+    with pytest.raises(ValueError, match="bad rows"):
+        s.write_verified("d/f.parquet", broken)
+    assert s.list("d") == []
