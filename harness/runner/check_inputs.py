@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import pyarrow.compute as pc
 
-from engine.table import cleaning
+from engine.table import Table, cleaning
 from harness.checks import (
     CheckResult,
     bank,
@@ -89,6 +89,7 @@ def _isolation_inputs(events, final: FinalState, is_bank: bool):
         for i in final.instants
         if i["state"] == "completed" and not i["rolled_back"]
     }
+    table = _engine_table(final)
     reads = _of_kind(events, Kind.READ)
     repeated, out_of_window = [], []
     seen = set()
@@ -98,12 +99,12 @@ def _isolation_inputs(events, final: FinalState, is_bank: bool):
             continue
         seen.add(key)
         point = r.get("as_of") if r["read_kind"] == "as_of" else r.get("begin")
-        if not cleaning.in_window(final.table, point):
+        if not cleaning.in_window(table, point):
             out_of_window.append(r)  # a clean since deleted what it read: not repeatable
             continue
         repeated.append(
             perform_read(
-                final.table,
+                table,
                 r["read_kind"],
                 as_of=r.get("as_of"),
                 begin=r.get("begin"),
@@ -112,6 +113,14 @@ def _isolation_inputs(events, final: FinalState, is_bank: bool):
             )
         )
     return reads, repeated, completed, out_of_window
+
+
+def _engine_table(final: FinalState) -> Table:
+    """The engine's table, for the checks that declare they need it (run_checks skips them
+    on the raw_parquet ceiling, which has none)."""
+    if final.table is None:
+        raise ValueError("this check needs the engine's table (the raw_parquet sink has none)")
+    return final.table
 
 
 def check_engine(scenario: Scenario, final: FinalState) -> str:
@@ -130,13 +139,14 @@ def _on_spark(
     paths: RunPaths,
     on_phase: Callable[[str], None],
 ) -> dict[str, CheckResult]:
-    names = [c for c in scenario.checks if c in WHOLE_TABLE]
+    names: list[str] = [c for c in scenario.checks if c in WHOLE_TABLE]
     if not names or check_engine(scenario, final) != "spark":
         return {}
+    table = _engine_table(final)  # check_engine chose spark: there is one
     on_phase(f"checks: {', '.join(names)} on spark (a Spark job: tens of seconds)")
     job = SparkCheckJob(
         table_path=str(paths.table),
-        as_of=final.table.timeline.reload().last_completion_time(),
+        as_of=table.timeline.reload().last_completion_time(),
         checks=names,
         mode=scenario.source.mode,
         batches=truth.batches,
@@ -211,7 +221,7 @@ def _isolation_check(i: Inputs) -> CheckResult:
 
 
 def _bank_check(i: Inputs) -> CheckResult:
-    sweep = sweep_reads(i.final.table, random.Random(i.scenario.seed))
+    sweep = sweep_reads(_engine_table(i.final), random.Random(i.scenario.seed))
     accounts = i.scenario.source.accounts
     return bank([*i.reads, *sweep], accounts * OPENING_BALANCE, accounts, i.failed_reads)
 
@@ -231,7 +241,11 @@ CHECKS: dict[str, Check] = {
         Check("isolation", frozenset({"engine_table", "reads"}), _isolation_check),
         Check("bank", frozenset({"engine_table", "reads"}), _bank_check),
         # Apache Hudi's reader re-reads the table: a second judge.
-        Check("hudi_reader", frozenset({"engine_table"}), lambda i: hudi_reader(i.final.table)),
+        Check(
+            "hudi_reader",
+            frozenset({"engine_table"}),
+            lambda i: hudi_reader(_engine_table(i.final)),
+        ),
     )
 }
 WHOLE_TABLE = tuple(n for n, c in CHECKS.items() if "whole_table" in c.needs)
