@@ -37,6 +37,7 @@ from harness.workload.background import Background, start_background
 
 STARTUP_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 120
+SETTLE_LIMIT_S = 180  # past its duration, a run waits at most this long for a paused driver
 # After SIGINT / SIGTERM: how long the driver may take to stop on its own before it and
 # its processes are killed (`docker stop` and CI time-outs kill everything after ~10 s).
 INTERRUPT_STOP_S = 5
@@ -216,7 +217,9 @@ def _run(scenario, paths, variant, quiet, master, cluster, store: TableStore) ->
                 fault_occurrences(scenario), background.writers, RunClock(t0=t0), history
             )
             last_rows, next_sample = 0, t0 + 1.0
-            while (now := time.time()) < t0 + scenario.run_s:
+            while (now := time.time()) < t0 + scenario.run_s or (
+                supervisor.settling() and now < t0 + scenario.run_s + SETTLE_LIMIT_S
+            ):
                 supervisor.tick()
                 if now >= next_sample:
                     status = _read_status(status_file)

@@ -23,8 +23,8 @@ from harness.runner.driver_process import DriverProcess, reap_drivers
 from harness.scenario.faults import is_worker_skew
 
 MAX_RESTARTS = 10
-ZOMBIE_GRACE_S = 8.0
-WORKER_RESTART_S = 5.0  # how long a resumed zombie driver runs before it is reaped
+ZOMBIE_GRACE_S = 8.0  # how long a resumed zombie driver runs before it is reaped
+WORKER_RESTART_S = 5.0  # a killed worker's default time down
 
 
 class Supervisor:
@@ -100,6 +100,13 @@ class Supervisor:
             if elapsed >= resume_at and self._successor_committed():
                 self._zombies.remove((zombie, o, resume_at))
                 self._resume_then_reap(zombie, o)
+
+    def settling(self) -> bool:
+        """A paused driver still waits for its successor's first commit, or a resumed one is
+        within its grace. The run goes on until then: what a stale coordinator does must not
+        depend on how fast its successor's JVM started (on a loaded machine that can take
+        longer than the whole run)."""
+        return bool(self._zombies) or any(timer.is_alive() for timer, _ in self._reaping)
 
     def _driver_exited(self, code: int | None) -> None:
         elapsed = time.time() - self.t0 if self.t0 is not None else 0.0
