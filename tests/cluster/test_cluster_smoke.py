@@ -30,14 +30,28 @@ def _worker_skew(result, offset_ms):
     assert abs(observed["skew_ms_before"]) < 200, observed
 
 
+# Production's storage and locks on real clusters (issue 15): the table lives in the run's
+# own S3-compatible server, the executors write it over the S3 API, and the table lock is
+# a real ZooKeeper (standalone) or the coordinator's lock service (docker).
+S3_TABLE = "table.storage={kind: s3, endpoint: local, bucket: instantbench}"
+
+
+def _on_s3_with_lock(result, provider):
+    environment = result["environment"]
+    assert environment["storage"]["kind"] == "s3", environment
+    assert environment["lock"]["provider"] == provider, environment
+
+
 def test_standalone_smoke_with_a_killed_and_a_skewed_worker_is_valid(tmp_path):
     faults = (
         "faults=[{kind: worker_kill, at_s: 14, target: 'worker:1'},"
         " {kind: clock_skew, at_s: 8, duration_s: 16, target: 'worker:2', offset_ms: 1500},"
         " {kind: clock_skew, at_s: 8, duration_s: 10, target: coordinator, offset_ms: -300}]"
     )
-    result = _run(tmp_path, "cluster-standalone-smoke", faults)
+    lock = "engine.lock.provider=zookeeper"
+    result = _run(tmp_path, "cluster-standalone-smoke", faults, S3_TABLE, lock)
     assert result["verdict"] == "valid", json.dumps(result, default=str)[:3000]
+    _on_s3_with_lock(result, "zookeeper")
     killed = [f for f in result["faults"] if f["kind"] == "worker_kill"]
     assert killed and killed[0]["applied"] and killed[0]["evidence"]["pid"]
     assert killed[0]["evidence"]["worker_after"]["alive"] is False
@@ -56,8 +70,10 @@ def test_docker_smoke_with_a_paused_and_a_skewed_worker_is_valid(tmp_path, prere
         "faults=[{kind: worker_pause, at_s: 14, duration_s: 6, target: 'worker:1'},"
         " {kind: clock_skew, at_s: 8, duration_s: 16, target: 'worker:2', offset_ms: -1200}]"
     )
-    result = _run(tmp_path, "cluster-docker-smoke", faults)
+    lock = "engine.lock.provider=service"
+    result = _run(tmp_path, "cluster-docker-smoke", faults, S3_TABLE, lock)
     assert result["verdict"] == "valid", json.dumps(result, default=str)[:3000]
+    _on_s3_with_lock(result, "service")
     paused = [f for f in result["faults"] if f["kind"] == "worker_pause"]
     assert paused and paused[0]["applied"] and paused[0]["evidence"]["container"]
     _worker_skew(result, -1200)
