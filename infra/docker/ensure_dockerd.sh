@@ -29,9 +29,17 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 echo "ensure_dockerd: starting dockerd (log: $log)"
-# setsid + nohup: dockerd outlives this script and the CI step's process group.
-setsid nohup dockerd --bridge=none --iptables=false --ip6tables=false \
-    --storage-driver=overlay2 >"$log" 2>&1 </dev/null &
+# setsid + nohup: dockerd outlives this script and the CI step's process group. It keeps
+# no descriptor but its log: one inherited from a caller (a `flock` held around the CI
+# run, a pipe) would stay open for as long as dockerd lives.
+(
+    for fd in /proc/self/fd/*; do
+        n=${fd##*/}
+        if [ "$n" -gt 2 ]; then eval "exec $n>&-" 2>/dev/null || true; fi
+    done
+    exec setsid nohup dockerd --bridge=none --iptables=false --ip6tables=false \
+        --storage-driver=overlay2
+) >"$log" 2>&1 </dev/null &
 
 for _ in $(seq "$wait_s"); do
     if docker info >/dev/null 2>&1; then
