@@ -11,6 +11,9 @@ increasing from holder to holder); `on_takeover(old token)`, called by a waiter 
 takes over a lease that ran out, before anything else (the table seals the old holder's
 grant); for fault injection `suspend_renewal(bool)` (a stopped holder renews nothing) and
 `successor(token)` (who took the lock after the hold `token`, None while it is the newest).
+The clients that poll and renew a lease share PolledLease; those whose lease lives in the
+table's storage (FileLock, StorageLock) share StoredLease: waiters' expiry, take-over,
+release and continuity (`hold`, `follows`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from engine.errors import LockLostError, LockTimeoutError
 
@@ -35,6 +38,10 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT_S = 60.0
 
+# A lock's record as JSON: {state: held | free, owner, token, ...} (the lease register's
+# versions, the storage lock object, ZooKeeper's holder record, the service's lease).
+Record = dict[str, Any]
+
 
 def default_owner() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -42,13 +49,18 @@ def default_owner() -> str:
 
 class LockProvider(Protocol):
     holder_id: str
-    token: object  # the fencing token of the current hold (None while not held)
+
+    @property
+    def token(self) -> object:
+        """The fencing token of the current hold (None while not held)."""
 
     def acquire(self, timeout_s: float | None = None) -> None: ...
 
     def release(self) -> None: ...
 
-    def __enter__(self) -> LockProvider: ...
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
 
     def __exit__(self, *exc: object) -> None: ...
 
@@ -64,7 +76,7 @@ class _LockBase:
     def release(self) -> None:
         raise NotImplementedError
 
-    def __enter__(self) -> _LockBase:
+    def __enter__(self) -> Self:
         self.acquire(self.timeout_s)
         return self
 
@@ -90,6 +102,7 @@ class InProcessLock(_LockBase):
         with self._registry_lock:
             self._slot = self._registry.setdefault(os.path.abspath(key), _Slot(threading.Lock()))
         self.key, self.holder_id, self.timeout_s = key, holder_id or default_owner(), timeout_s
+        self.token: object = None  # no fencing: every holder is in this process
 
     @property
     def holder(self) -> str | None:
@@ -104,6 +117,21 @@ class InProcessLock(_LockBase):
     def release(self) -> None:
         self._slot.holder = None
         self._slot.mutex.release()
+
+    def close(self) -> None:
+        """Nothing runs in the background."""
+
+
+def record_successor(record: Record | None, token: object) -> str | None:
+    """Who took a lock after the hold `token`, by the lock's newest record (its new
+    holder, or one that since freed it); None while that hold's record is still the
+    newest, or when there is no record (or no hold) to tell."""
+    if record is None or token is None:
+        return None
+    # A free record is a newer holder's release: a paused holder releases nothing.
+    if record.get("state") != "free" and record.get("token") == token:
+        return None
+    return str(record.get("owner"))
 
 
 class _Renewer:
@@ -155,57 +183,179 @@ class LeaseObserver:
         self._observed = None
 
 
-class FileLock(_LockBase):
-    """A lease on the table's storage, kept as a compare-and-swap register.
+class PolledLease(_LockBase):
+    """A lease taken by trying again and again (`_try_acquire`, with a backoff) and kept
+    by renewing it (`renew`) every third of it on a daemon thread while held: what the
+    lease service's, the lease register's and the storage lock object's clients share.
+    (ZooKeeper's lock recipe waits and keeps its session by itself.)"""
 
-    The register is a folder of versions, `<path>/<version>`, each created put-if-absent
-    with {state: held|free, owner, token, beat}; the largest version is the current one.
-    Every change (acquire, renew, release, take-over) writes version v + 1 and so succeeds
-    only if nobody else wrote v + 1 first: renewal is a CAS, and a holder that was paused
-    while its lease was taken over fails to renew instead of overwriting the new lease.
+    backoff_s = (0.001, 0.05)  # the first and the longest pause between two tries
+    token: object  # the fencing token of the current hold (None while not held)
+
+    def __init__(self, holder_id: str | None, lease_s: float, timeout_s: float, renew: bool):
+        self.holder_id, self.lease_s = holder_id or default_owner(), lease_s
+        self.timeout_s = timeout_s
+        self._mutex = threading.Lock()  # threads of this process
+        self._renewer = _Renewer(self.renew, lease_s / 3) if renew else None
+
+    @property
+    def endpoint(self) -> str:
+        """Where the lock is (for errors)."""
+        raise NotImplementedError
+
+    @property
+    def holder(self) -> str | None:
+        raise NotImplementedError
+
+    def _try_acquire(self) -> bool:
+        raise NotImplementedError
+
+    def renew(self) -> None:
+        raise NotImplementedError
+
+    def acquire(self, timeout_s: float | None = None) -> None:
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + timeout
+        if not self._mutex.acquire(timeout=timeout):
+            raise LockTimeoutError(self.endpoint, timeout, self.holder)
+        try:
+            backoff, longest = self.backoff_s
+            while not self._try_acquire():
+                if time.monotonic() >= deadline:
+                    raise LockTimeoutError(self.endpoint, timeout, self.holder)
+                time.sleep(min(backoff, max(0.0, deadline - time.monotonic())))
+                backoff = min(backoff * 2, longest)
+        except BaseException:
+            self._mutex.release()
+            raise
+        if self._renewer:
+            self._renewer.start()
+
+    def suspend_renewal(self, suspended: bool) -> None:
+        """Fault injection: a holder stopped in its critical section renews nothing (as a
+        SIGSTOPped process would), so its lease runs out; resumed, it renews again (which
+        fails once a waiter took over)."""
+        if self._renewer and self.token is not None:
+            if suspended:
+                self._renewer.stop()
+            else:
+                self._renewer.start()
+
+    def close(self) -> None:
+        """Stop the renewal thread (the lock object is not used afterwards)."""
+        if self._renewer:
+            self._renewer.close()
+
+
+class StoredLease(PolledLease):
+    """A lease kept in the table's storage, changed only by compare-and-swaps (FileLock's
+    register of versions, engine/lock_storage.py StorageLock's one object).
 
     Expiry is judged by the waiter alone, on its own monotonic clock (like a ZooKeeper
     session timeout): a held lease is expired once the waiter has seen the same version
-    for `lease_s` without a renewal. No wall clock is compared, so clock skew (of the
-    holder or the waiter) cannot make a live lease look expired. The waiter that takes
-    over calls `on_takeover(token)` before anything else (the table seals the old
-    holder's fence grant: engine/table/fencing.py), so the old holder's critical write,
-    wherever it was paused, can no longer land.
+    for `lease_s` without a renewal (LeaseObserver). Renewal is a CAS too, so a holder
+    that was paused while its lease was taken over fails to renew instead of overwriting
+    the new lease. The waiter that takes over calls `on_takeover(old token)` before
+    anything else (the table seals the old holder's fence grant: engine/table/fencing.py),
+    so the old holder's critical write, wherever it was paused, can no longer land.
     """
+
+    default_path: str  # where a kind keeps its lock in the table's storage
 
     def __init__(
         self,
         storage: Storage,
-        path: str = ".hoodie/.lock",
+        path: str | None = None,
         holder_id: str | None = None,
         lease_s: float = 10.0,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         renew: bool = True,
         monotonic: Callable[[], float] = time.monotonic,
-        on_takeover: Callable[[str | None], None] | None = None,
+        on_takeover: Callable[[object], None] | None = None,
     ) -> None:
-        self.storage, self.path, self.lease_s = storage, path, lease_s
-        self.holder_id = holder_id or default_owner()
-        self.timeout_s, self.monotonic, self.on_takeover = timeout_s, monotonic, on_takeover
-        self.token: str | None = None  # of the lease held now (a fencing token)
-        # Continuity (what a table may trust of its caches): `hold` names this hold (the
-        # version it began with, unique in the register); `follows` names the hold right
-        # before it if nobody held the lock in between (this object's own fast
-        # re-acquire), else None.
+        super().__init__(holder_id, lease_s, timeout_s, renew)
+        self.storage, self.on_takeover = storage, on_takeover
+        self.path = path or self.default_path
+        # Continuity (what a table may trust of its caches): `hold` names this hold
+        # (unique in the lock's records); `follows` names the hold right before it if
+        # nobody held the lock in between (this object's own fast re-acquire), else None.
         self.hold: int | None = None
         self.follows: int | None = None
-        self._version: int | None = None  # the version this holder wrote last
-        self._acquired: int = 0  # the version this hold began with
-        self._released: int = 0  # the free version this object wrote last: a fast re-acquire
-        self._kept: str | None = None  # its token, kept by a fast re-acquire
         self._observer = LeaseObserver(lease_s, monotonic)
         # Set by a holder that knows when a lease's holder is dead (a restarted stream
         # coordinator: a lease of its own identity is its fenced predecessor's, which is
         # taken over at once instead of after a lease; engine/stream/table_port.py).
-        self.known_dead: Callable[[dict], bool] | None = None
-        self._mutex = threading.Lock()  # threads of this process
+        self.known_dead: Callable[[Record], bool] | None = None
         self._renew_lock = threading.Lock()  # renewal vs release
-        self._renewer = _Renewer(self.renew, lease_s / 3) if renew else None
+
+    def read_record(self) -> tuple[object, Record | None]:
+        """(version, record) of the lock's current state; record None if never taken."""
+        raise NotImplementedError
+
+    def _give_back(self) -> Callable[[], None]:
+        """Write the lock free after this holder's last write (nothing if it was taken
+        meanwhile); returns what is left to do once the lock is free (nobody waits then)."""
+        raise NotImplementedError
+
+    @property
+    def endpoint(self) -> str:
+        return self.storage.full_path(self.path)
+
+    @property
+    def holder(self) -> str | None:
+        _, record = self.read_record()
+        return None if record is None or record.get("state") != "held" else str(record.get("owner"))
+
+    def _may_take(self, version: object, record: Record | None) -> bool:
+        """Is the lock free, its holder known dead, or its lease run out (as observed)?"""
+        if record is None or record.get("state") != "held":
+            return True
+        dead = self.known_dead is not None and self.known_dead(record)
+        return dead or self._observer.expired(version)
+
+    def _take_over(self, previous: Record) -> None:
+        """Revoke the token of a holder whose lease ran out unreleased, before anything
+        else; if that fails, the lock is given back and nothing is held."""
+        if self.on_takeover is None:
+            return
+        try:
+            self.on_takeover(previous.get("token"))
+        except BaseException:
+            self._give_back()()
+            raise
+
+    def successor(self, token: object) -> str | None:
+        """Who wrote the lock after the hold `token`; None while that hold's record is
+        still the newest."""
+        return record_successor(self.read_record()[1], token)
+
+    def release(self) -> None:
+        if self._renewer:
+            self._renewer.stop()
+        with self._renew_lock:
+            try:
+                after = self._give_back()  # not renewed any more: the lease runs out
+            finally:
+                self._mutex.release()
+        after()  # after the mutex: the next holder (another thread) need not wait for it
+
+
+class FileLock(StoredLease):
+    """A lease on the table's storage, kept as a compare-and-swap register (StoredLease).
+
+    The register is a folder of versions, `<path>/<version>`, each created put-if-absent
+    with {state: held|free, owner, token, beat}; the largest version is the current one.
+    Every change (acquire, renew, release, take-over) writes version v + 1 and so succeeds
+    only if nobody else wrote v + 1 first. Tokens are unique, not ordered.
+    """
+
+    default_path = ".hoodie/.lock"
+    # The hold's state (instance attributes once changed):
+    token: str | None = None  # of the lease held now (a fencing token)
+    _version: int | None = None  # the version this holder wrote last
+    _acquired = 0  # the version this hold began with
+    _released = 0  # the free version this object wrote last: a fast re-acquire
+    _kept: str | None = None  # its token, kept by a fast re-acquire
 
     def _version_path(self, version: int) -> str:
         return f"{self.path}/{version:020d}"
@@ -213,7 +363,7 @@ class FileLock(_LockBase):
     def _newest(self) -> int:
         return max((int(n) for n in self.storage.list(self.path) if n.isdigit()), default=0)
 
-    def read_lease(self) -> tuple[int, dict | None]:
+    def read_lease(self) -> tuple[int, Record | None]:
         """(current version, its record); (0, None) if the lock was never taken."""
         while True:
             version = self._newest()
@@ -226,7 +376,10 @@ class FileLock(_LockBase):
             except ValueError:
                 return version, {"state": "held", "owner": "?"}  # torn: expires by observation
 
-    def _cas(self, version: int, record: dict, verify: bool = True) -> bool:
+    def read_record(self) -> tuple[object, Record | None]:
+        return self.read_lease()
+
+    def _cas(self, version: int, record: Record, verify: bool = True) -> bool:
         """Write `version` if nobody has; False if someone did.
 
         Releases delete older versions (the newest two stay, so a reader that listed just
@@ -252,58 +405,26 @@ class FileLock(_LockBase):
             with contextlib.suppress(OSError):
                 self.storage.delete(self._version_path(version), missing_ok=True)
 
-    @property
-    def holder(self) -> str | None:
-        _, lease = self.read_lease()
-        return None if lease is None or lease.get("state") != "held" else lease.get("owner")
-
-    def acquire(self, timeout_s: float | None = None) -> None:
-        timeout = self.timeout_s if timeout_s is None else timeout_s
-        deadline = time.monotonic() + timeout
-        if not self._mutex.acquire(timeout=timeout):
-            raise LockTimeoutError(self.path, timeout, self.holder)
-        try:
-            backoff = 0.001
-            while not self._try_acquire():
-                if time.monotonic() >= deadline:
-                    raise LockTimeoutError(self.storage.full_path(self.path), timeout, self.holder)
-                time.sleep(min(backoff, max(0.0, deadline - time.monotonic())))
-                backoff = min(backoff * 2, 0.05)
-        except BaseException:
-            self._mutex.release()
-            raise
-        if self._renewer:
-            self._renewer.start()
-
     def _try_acquire(self) -> bool:
         # Fast path: nobody took the lock since this object released it, so its token was
         # never revoked and stays (the fence grant of a token is made once).
         version, token = self._released, self._kept
-        record = {"state": "held", "owner": self.holder_id, "token": token, "beat": 0}
-        free, follows = True, self.hold
+        record: Record = {"state": "held", "owner": self.holder_id, "token": token, "beat": 0}
+        lease: Record | None = None
+        follows = self.hold
         if not (version and token and self._cas(version + 1, record)):
             follows = None
             token = uuid.uuid4().hex[:12]
             record = {**record, "token": token}
             version, lease = self.read_lease()
-            free = lease is None or lease.get("state") != "held"
-            if not free and not self._dead(lease) and not self._observer.expired(version):
-                return False
-            if not self._cas(version + 1, record):
+            if not self._may_take(version, lease) or not self._cas(version + 1, record):
                 return False
         self._version, self._acquired, self.token = version + 1, version + 1, token
         self.hold, self.follows = version + 1, follows
         self._observer.reset()
-        if not free and self.on_takeover is not None:
-            try:
-                self.on_takeover(lease.get("token"))
-            except BaseException:
-                self._give_back()()
-                raise
+        if lease is not None and lease.get("state") == "held":
+            self._take_over(lease)
         return True
-
-    def _dead(self, lease: dict | None) -> bool:
-        return lease is not None and self.known_dead is not None and self.known_dead(lease)
 
     def renew(self) -> None:
         with self._renew_lock:
@@ -317,11 +438,10 @@ class FileLock(_LockBase):
             self._version = version
 
     def _give_back(self) -> Callable[[], None]:
-        """Write a free version after ours (a no-op if the lease was taken meanwhile);
-        returns the collection of this hold's superseded versions, for the caller to run
-        once the lock is free (nobody waits for it then)."""
+        """Write a free version after ours; what is left is the collection of this hold's
+        superseded versions."""
         self._released, self._kept = 0, None
-        collect: Callable[[], None] = _nothing
+        collect: Callable[[], None] = nothing_left
         if self._version is not None:
             free = self._version + 1
             with contextlib.suppress(OSError):
@@ -331,46 +451,9 @@ class FileLock(_LockBase):
         self._version, self.token = None, None
         return collect
 
-    def close(self) -> None:
-        """Stop the renewal thread (the lock object is not used afterwards)."""
-        if self._renewer:
-            self._renewer.close()
 
-    def suspend_renewal(self, suspended: bool) -> None:
-        """Fault injection: a holder stopped in its critical section renews nothing (as a
-        SIGSTOPped process would), so its lease runs out; resumed, it renews again (a CAS
-        that fails once a waiter took over)."""
-        if self._renewer and self.token is not None:
-            if suspended:
-                self._renewer.stop()
-            else:
-                self._renewer.start()
-
-    def successor(self, token: object) -> str | None:
-        """Who wrote the lease register after the hold `token` (its new holder, or one
-        that since freed it); None while that hold's record is still the newest."""
-        _, lease = self.read_lease()
-        if lease is None or token is None:
-            return None
-        # A free record is a newer holder's release: a paused holder releases nothing.
-        if lease.get("state") != "free" and lease.get("token") == token:
-            return None
-        return str(lease.get("owner"))
-
-    def release(self) -> None:
-        if self._renewer:
-            self._renewer.stop()
-        collect = _nothing
-        with self._renew_lock:
-            try:
-                collect = self._give_back()  # not renewed any more: the lease runs out
-            finally:
-                self._mutex.release()
-        collect()  # after the mutex: the next holder (another thread) need not wait for it
-
-
-def _nothing() -> None:
-    """No collection to do."""
+def nothing_left() -> None:
+    """What is left to do after a release that leaves nothing to do (StoredLease)."""
 
 
 @dataclass
@@ -466,8 +549,10 @@ class LeaseClient(Protocol):
     def release(self, name: str, token: int) -> bool: ...
 
 
-class LeaseLock(_LockBase):
+class LeaseLock(PolledLease):
     """A LockProvider on top of a lease service (local or remote)."""
+
+    backoff_s = (0.005, 0.1)  # a try is a call to the service
 
     def __init__(
         self,
@@ -477,61 +562,46 @@ class LeaseLock(_LockBase):
         lease_s: float = 10.0,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        self.client, self.name, self.lease_s = client, name, lease_s
-        self.holder_id, self.timeout_s = holder_id or default_owner(), timeout_s
+        super().__init__(holder_id, lease_s, timeout_s, renew=True)
+        self.client, self.name = client, name
         self.token: int | None = None
-        self._mutex = threading.Lock()
-        self._renewer = _Renewer(self._renew, lease_s / 3)
 
-    def acquire(self, timeout_s: float | None = None) -> None:
-        timeout = self.timeout_s if timeout_s is None else timeout_s
-        deadline = time.monotonic() + timeout
-        if not self._mutex.acquire(timeout=timeout):
-            raise LockTimeoutError(self.name, timeout, None)
-        backoff = 0.005
-        while True:
-            try:
-                token = self.client.acquire(self.name, self.holder_id, self.lease_s)
-            except BaseException:
-                self._mutex.release()
-                raise
-            if token is not False:
-                # An int subclass stays (a ServiceToken names its fence domain).
-                self.token = token if isinstance(token, int) else int(token)
-                self._renewer.start()
-                return
-            if time.monotonic() >= deadline:
-                self._mutex.release()
-                raise LockTimeoutError(self.name, timeout, None)
-            time.sleep(min(backoff, max(0.0, deadline - time.monotonic())))
-            backoff = min(backoff * 2, 0.1)
+    @property
+    def endpoint(self) -> str:
+        return self.name
 
-    def _renew(self) -> None:
+    def _record(self) -> Record | None:
+        """The service's lease as plain data (None if nobody holds it, or if the client
+        cannot tell)."""
+        holder_record = getattr(self.client, "holder_record", None)
+        return None if holder_record is None else holder_record(self.name)
+
+    @property
+    def holder(self) -> str | None:
+        record = self._record()
+        return None if record is None else str(record["owner"])
+
+    def _try_acquire(self) -> bool:
+        token = self.client.acquire(self.name, self.holder_id, self.lease_s)
+        if token is False:
+            return False
+        # An int subclass stays (a ServiceToken names its fence domain).
+        self.token = token if isinstance(token, int) else int(token)
+        return True
+
+    def renew(self) -> None:
         token = self.token
         if token is not None and not self.client.renew(self.name, token, self.lease_s):
             self.token = None
 
-    def close(self) -> None:
-        """Stop the renewal thread (the lock object is not used afterwards)."""
-        self._renewer.close()
-
     def successor(self, token: object) -> str | None:
         """Who holds the lock now if not the hold `token` (None while nobody does: a
         service forgets a released lease; or if the client cannot tell)."""
-        holder = getattr(self.client, "holder_record", None)
-        record = holder(self.name) if holder is not None and token is not None else None
-        return None if record is None or record["token"] == token else str(record["owner"])
-
-    def suspend_renewal(self, suspended: bool) -> None:
-        """Fault injection: a stopped holder renews nothing (as FileLock)."""
-        if self.token is not None:
-            if suspended:
-                self._renewer.stop()
-            else:
-                self._renewer.start()
+        return record_successor(self._record() if token is not None else None, token)
 
     def release(self) -> None:
-        self._renewer.stop()
+        if self._renewer:
+            self._renewer.stop()
         token, self.token = self.token, None
         try:
             if token is not None:

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.errors import LockTimeoutError
-from engine.lock import DEFAULT_TIMEOUT_S, _LockBase, default_owner
+from engine.lock import DEFAULT_TIMEOUT_S, Record, _LockBase, default_owner, record_successor
 
 CONNECT_TIMEOUT_S = 15.0
 COMMAND_TIMEOUT_S = 10.0  # one attempt of a command
@@ -67,7 +67,7 @@ class ZooKeeperLock(_LockBase):
         # As FileLock's: set by a holder that knows a contender is dead (a restarted
         # coordinator: a node of its own identity is its sealed predecessor's), whose node
         # it deletes instead of waiting out that session.
-        self.known_dead: Callable[[dict], bool] | None = None
+        self.known_dead: Callable[[Record], bool] | None = None
 
     @property
     def endpoint(self) -> str:
@@ -97,7 +97,7 @@ class ZooKeeperLock(_LockBase):
         call = getattr(self._client, f"{command}_async")
         return self._client.retry(lambda: call(*args, **kwargs).get(timeout=COMMAND_TIMEOUT_S))
 
-    def _read_record(self) -> tuple[dict[str, Any] | None, int]:
+    def _read_record(self) -> tuple[Record | None, int]:
         """(holder record, its znode version); (None, -1) if there is none yet."""
         from kazoo.exceptions import NoNodeError
 
@@ -108,7 +108,7 @@ class ZooKeeperLock(_LockBase):
             return None, -1
         return (json.loads(data) if data else None), stat.version
 
-    def _write_record(self, record: dict[str, Any], version: int) -> int | None:
+    def _write_record(self, record: Record, version: int) -> int | None:
         """Write the holder record if it is still at `version` (-1: absent); its new
         version, or None if someone wrote it first."""
         from kazoo.exceptions import BadVersionError, NodeExistsError
@@ -191,8 +191,7 @@ class ZooKeeperLock(_LockBase):
         # Judged on the first read: a predecessor that freed the record only after we held
         # the lock wrote its critical section past its session (revoking a spent token is
         # harmless).
-        took_over = previous is not None and previous.get("state") == "held"
-        if took_over and self.on_takeover is not None:
+        if previous is not None and previous.get("state") == "held" and self.on_takeover:
             self.on_takeover(previous.get("token"))
 
     def _release_lock(self) -> None:
@@ -217,12 +216,7 @@ class ZooKeeperLock(_LockBase):
 
     def successor(self, token: object) -> str | None:
         """Who wrote the holder record after the hold `token`; None while it is the newest."""
-        record, _ = self._read_record()
-        if record is None or token is None:
-            return None
-        if record.get("state") != "free" and record.get("token") == token:
-            return None
-        return str(record.get("owner"))
+        return record_successor(self._read_record()[0], token)
 
     def suspend_renewal(self, suspended: bool) -> None:
         """Fault injection: a stopped process sends ZooKeeper no heartbeat, so the server

@@ -17,6 +17,7 @@ storage retries the write, as an SDK does, and the retry must be idempotent.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import errno
 import fcntl
@@ -50,6 +51,49 @@ def _encoded(data: bytes | pa.Buffer | Encoder) -> bytes | pa.Buffer:
 
 class ResponseLostError(OSError):
     """Raised by a hook: the write goes ahead, then its response is lost (fault injection)."""
+
+
+class OpenWrite:
+    """Storage.open_write's file: `stream` takes the bytes, `close` publishes them (one
+    "put" for the hooks, as a PUT of the whole file; a lost response needs no retry: the
+    rename or PUT landed), `abort` drops them."""
+
+    def __init__(self, storage: Storage, path: str, staging: str | None) -> None:
+        self.storage, self.path, self.staging = storage, path, staging
+        self.full = storage.full_path(path)
+        self._temp: str | None = None
+        if storage._s3 is not None:
+            self.stream: pa.NativeFile = pa.BufferOutputStream()
+            return
+        head = storage.full_path(staging) if staging is not None else self.full.rsplit("/", 1)[0]
+        self._temp = f"{head}/{TEMP_PREFIX}{uuid.uuid4().hex[:12]}-{path.rsplit('/', 1)[-1]}"
+        self.stream = storage.filesystem.open_output_stream(self._temp)
+
+    def close(self) -> int:
+        """Publish the file; returns its size. FileNotFoundError if `staging` was sealed
+        meanwhile; CorruptFileError (with verify_writes) if it did not land whole."""
+        size = self.stream.tell()
+        storage, s3 = self.storage, self.storage._s3
+        storage._hook("put", self.full)
+        if s3 is not None:
+            if self.staging is not None:
+                storage._folders.refuse_if_sealed(storage.full_path(self.staging))
+            s3.put(self.full, self.stream.getvalue(), storage_s3.new_write_id())
+        else:
+            assert self._temp is not None
+            self.stream.close()
+            storage.filesystem.move(self._temp, self.full)  # fails once sealed away
+        storage._after_write(self.full)
+        storage._verify_size(self.path, size)
+        return size
+
+    def abort(self) -> None:
+        """Drop the unfinished file (a sealed directory took it already)."""
+        with contextlib.suppress(OSError):
+            self.stream.close()
+        if self._temp is not None:
+            with contextlib.suppress(OSError):
+                self.storage.filesystem.delete_file(self._temp)
 
 
 class Storage:
@@ -171,32 +215,36 @@ class Storage:
             data = f.read()
         return data, hashlib.md5(data).hexdigest()
 
-    def put_if_version(self, path: str, data: bytes, version: str | None) -> bool:
+    def put_if_version(self, path: str, data: bytes, version: str | None) -> str | None:
         """Write `data` to `path` only if its current version is `version` (None: only if
-        `path` is absent); False if not. S3: a PUT with If-Match / If-None-Match. Locally
-        the writers of one directory serialise on flock(2) of it (across processes and
-        containers sharing the folder), then compare and rename into place.
-        A retry after a lost response that finds this call's own write counts as success."""
+        `path` is absent); returns the new version (as read_versioned would: a CAS needs no
+        read-back), None if not. S3: a PUT with If-Match / If-None-Match, whose reply
+        carries the ETag. Locally the writers of one directory serialise on flock(2) of it
+        (across processes and containers sharing the folder), then compare and rename into
+        place. A retry after a lost response that finds this call's own write counts as
+        success (the version is the first attempt's: the object found is that write)."""
         full = self.full_path(path)
         lost = self._hook("put", full)
         write_id = storage_s3.new_write_id()
-        done = False
+        new: str | None = None
         for attempt in range(2 if lost else 1):
-            if self._cas_once(full, data, version, write_id):
-                done = True
+            landed = self._cas_once(full, data, version, write_id)
+            if landed is not None:
+                new = landed
             elif not (attempt and self._written_by(full, write_id, data)):
-                return False
-        if done:
+                return None
+        if new is not None:
             self._after_write(full)
-        return done
+        return new
 
-    def _cas_once(self, full: str, data: bytes, version: str | None, write_id: str) -> bool:
+    def _cas_once(self, full: str, data: bytes, version: str | None, write_id: str) -> str | None:
         if self._s3 is not None:
             try:
-                self._s3.put(full, data, write_id, if_none_match=version is None, if_match=version)
+                return self._s3.put(
+                    full, data, write_id, if_none_match=version is None, if_match=version
+                )
             except (storage_s3.PreconditionFailed, FileNotFoundError):
-                return False
-            return True
+                return None
         if not self._local:
             raise NotImplementedError(f"compare-and-swap on {type(self.filesystem).__name__}")
         head = full.rsplit("/", 1)[0]
@@ -210,9 +258,9 @@ class Storage:
             except FileNotFoundError:
                 current = None
             if current != version:
-                return False
+                return None
             os.replace(self._write_temp(full, data), full)
-            return True
+            return hashlib.md5(data).hexdigest()
         finally:
             os.close(fd)  # closing releases the flock
 
@@ -503,7 +551,7 @@ class Storage:
         # An object can share its name with a folder (a fence marker): name it once.
         return sorted({i.base_name for i in self.filesystem.get_file_info(selector)})
 
-    def walk(self, directory: str = "") -> list[str]:
+    def walk(self, directory: str = "") -> builtins.list[str]:
         """Paths (relative to the root) of every file under `directory`, sorted."""
         full = self.full_path(directory)
         self._hook("list", full)
@@ -551,13 +599,27 @@ class Storage:
         With `verify_writes`, a file that is not whole on storage afterwards (a torn write)
         fails the write here, so the writer retries instead of reporting a broken file."""
         size = self.write_bytes(path, data)
+        self._verify_size(path, size)
+        return size
+
+    def _verify_size(self, path: str, size: int) -> None:
+        """With `verify_writes`: CorruptFileError unless `size` bytes landed at `path`."""
         if self.verify_writes:
             landed = self.sizes([path])[path]
             if landed != size:
                 raise CorruptFileError(
                     self.full_path(path), f"torn write: {landed} bytes landed of {size}"
                 )
-        return size
+
+    def open_write(self, path: str, staging: str | None = None) -> OpenWrite:
+        """A data file written piece by piece (Parquet row groups, flush by flush) and made
+        visible whole by `OpenWrite.close`. Locally its temp file lives in `staging` (an
+        instant's marker directory, never created here: FileNotFoundError once it is
+        gone), so sealing that directory takes the unfinished file with it and its close
+        fails: no reader ever lists an unclosed file, and a writer that outlived its
+        instant lands nothing. S3: the bytes gather in memory, one PUT at close (after a
+        check that `staging` is still open)."""
+        return OpenWrite(self, path, staging)
 
     def parquet_rows(self, path: str) -> int:
         """A Parquet file's row count, from its footer only."""
@@ -569,7 +631,7 @@ class Storage:
         except (pa.ArrowInvalid, OSError) as e:
             raise CorruptFileError(full, str(e)) from None
 
-    def read_parquet(self, path: str, columns: list[str] | None = None) -> pa.Table:
+    def read_parquet(self, path: str, columns: builtins.list[str] | None = None) -> pa.Table:
         """Read a Parquet file; a torn or corrupt one raises CorruptFileError naming it."""
         full = self.full_path(path)
         data = self.read_bytes(path)

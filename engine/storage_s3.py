@@ -197,11 +197,14 @@ class Folders:
       decided before the seal), then CAS the marker to `sealed`, naming the objects the
       sealer created; a folder that holds folders (an epoch domain) then seals every child
       still open;
-    * after publishing, the holder reads its marker again: sealed meanwhile, it fails
-      (FileNotFoundError, as a local holder whose temp was taken). A holder paused between
-      its CAS and its publication finds its objects there already (the sealer published
-      them); if one was removed since (a rollback), its PUT brought it back, which it sees
-      (the sealer created that object too) and undoes (a DELETE If-Match its own etag).
+    * after publishing, the holder marks the write published (a CAS from the marker it
+      decided on: a seal then has nothing to finish, so an object removed since, say an
+      archived instant's completed file, is never brought back). The CAS fails if the
+      marker changed: sealed meanwhile, the holder fails (FileNotFoundError, as a local
+      holder whose temp was taken). A holder paused between its CAS and its publication
+      finds its objects there already (the sealer published them); if one was removed
+      since (a rollback), its PUT brought it back, which it sees (the sealer created that
+      object too) and undoes (a DELETE If-Match its own etag).
     A tombstone (put_if_absent at a grant's name) is an exclusive PUT at the marker's name;
     `makedirs` makes an open marker (parents are implicit); renaming a folder (markers'
     seal, engine/table/markers.py) seals it in place, then moves its objects.
@@ -272,6 +275,8 @@ class Folders:
         }
         self._decide(staging, pending)
         created = self._publish(pending, sealing=False)
+        if self._settle(staging, write_id):
+            return
         now, _ = self.state(staging)
         if now is None or now[MARKER] != OPEN:  # sealed meanwhile: the sealer published it
             finished = (now or {}).get("finished") or {}
@@ -280,6 +285,24 @@ class Folders:
                 if full in theirs:  # the sealer's was removed since: ours brought it back
                     self.objects.delete_if(full, new_etag)
             raise FileNotFoundError(staging)
+
+    def _settle(self, staging: str, write_id: str) -> bool:
+        """Record in the marker that the decided write is published (a CAS from the marker
+        this holder decided on; its request takes the place of a read that looks for a
+        seal): a later seal must not publish it again, since its objects may have been
+        removed meanwhile (an archived or rolled-back instant's file brought back). False
+        if the marker changed since the decision (sealed, or another decision of the
+        grant's holder)."""
+        etag = self._etags.get(staging)
+        if etag is None:
+            return False
+        try:
+            self._etags[staging] = self.objects.put(
+                staging, _marker(OPEN, published=write_id), new_write_id(), if_match=etag
+            )
+        except (PreconditionFailed, FileNotFoundError):
+            return False
+        return True
 
     def delete_staged(self, staging: str, full: str, write_id: str) -> None:
         """Delete the object `full` as decided by a CAS on `staging`'s marker (refused once
@@ -372,8 +395,22 @@ OPEN, SEALED = "open", "sealed"
 _MARKER_HEAD = b'{"ib_dir": '  # how every marker's JSON starts (_marker)
 
 
-def _marker(state: str, pending: dict | None = None, finished: dict | None = None) -> bytes:
-    """A folder's record: its state, the write it decided last (open) or the one its
-    sealer finished (and which of its objects the sealer itself created)."""
-    extra = {"pending": pending} if pending else {"finished": finished} if finished else {}
+def _marker(
+    state: str,
+    pending: dict | None = None,
+    finished: dict | None = None,
+    published: str | None = None,
+) -> bytes:
+    """A folder's record: its state, the write it decided last and did not publish yet
+    (open), the id of the one it published last (open: nothing for a seal to finish), or
+    the one its sealer finished (and which of its objects the sealer itself created)."""
+    extra: dict = (
+        {"pending": pending}
+        if pending
+        else {"finished": finished}
+        if finished
+        else {"published": published}
+        if published
+        else {}
+    )
     return json.dumps({MARKER: state, **extra}).encode()

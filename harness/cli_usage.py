@@ -36,8 +36,9 @@ def usage_line(error: click.UsageError) -> str:
     if isinstance(error, click.MissingParameter) and error.param is not None:
         param = error.param
         what = f"{param.param_type_name} {param.name}"
-        if getattr(param, "help", None):
-            what += f" ({param.help})"
+        help_text = getattr(param, "help", None)  # options and typer's arguments have one
+        if help_text:
+            what += f" ({help_text})"
         return f"{where}: missing {what}; {usage}"
     message = " ".join(error.format_message().split())  # click's text, on one line
     if hasattr(command, "list_commands"):  # the group: no such command

@@ -48,7 +48,6 @@ class Kind(StrEnum):
     DRIVER_FENCED = "driver_fenced"
     DRIVER_RESUMED = "driver_resumed"
     PAUSE_REACHED = "pause_reached"
-    TASK_CLOCK = "task_clock"
     INSTANT_MODE_FORCED = "instant_mode_forced"
 
 
@@ -109,6 +108,5 @@ EVENTS: dict[Kind, Event] = {
     Kind.DRIVER_FENCED: _event("batch_id epoch current_epoch pid"),
     Kind.DRIVER_RESUMED: _event("pid label"),
     Kind.PAUSE_REACHED: _event("label point token instant checkpoint_id"),
-    Kind.TASK_CLOCK: _event("batch_id task attempt host wall_minus_mono_s"),
     Kind.INSTANT_MODE_FORCED: _event("requested mode"),
 }

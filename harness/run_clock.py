@@ -29,8 +29,9 @@ class RunClock:
 
     def start(self) -> float:
         """Fix t0 now unless a (restarted) query fixed it before; return it."""
-        if self.t0 is not None:
-            return self._t0
+        t0 = self.t0
+        if t0 is not None:
+            return t0
         assert self.t0_file is not None
         tmp = self.t0_file.with_name(f".{self.t0_file.name}.{os.getpid()}")
         tmp.write_text(repr(time.time()))
@@ -40,4 +41,6 @@ class RunClock:
             pass
         finally:
             tmp.unlink()
-        return self.t0
+        t0 = self.t0
+        assert t0 is not None  # the file exists now, ours or the first writer's
+        return t0

@@ -53,3 +53,11 @@ def parse_data_file(name: str) -> DataFile | None:
     if m:
         return DataFile(name, m.group(1), m.group(2), LOG, m.group(4), int(m.group(3)))
     return None
+
+
+def data_file(name: str) -> DataFile:
+    """A name the engine wrote as a data file (a write stat's): anything else is a bug."""
+    parsed = parse_data_file(name)
+    if parsed is None:
+        raise ValueError(f"{name!r} is not a data file name")
+    return parsed

@@ -167,7 +167,7 @@ def encode_delete_content(keys: Sequence[str], ordering: tuple[int, int | str]) 
     value (`(branch, value)`; hudi-rs compares a zero ordering value by commit time)."""
     branch, value = ordering
     tail = _zigzag(1) + _avro_string("") + _zigzag(branch)  # partitionPath: string ""
-    tail += _avro_string(value) if branch == ORDERING_STRING else _zigzag(int(value))
+    tail += _avro_string(str(value)) if branch == ORDERING_STRING else _zigzag(int(value))
     items = b"".join(_zigzag(1) + _avro_string(k) + tail for k in keys)
     avro = (_zigzag(len(keys)) + items if keys else b"") + _zigzag(0)
     return _I32.pack(DELETE_BLOCK_VERSION) + _I32.pack(len(avro)) + avro

@@ -39,6 +39,7 @@ from engine.stream.errors import (
 from engine.stream.recorder import Recorder, null_recorder
 from engine.stream.state import CheckpointStateStore, EpochStore
 from engine.stream.write_meta import BufferEntry, EventBuffers, WriteMetaEvent
+from engine.table import Table
 
 FaultHook = Callable[[str, dict[str, Any]], None]
 READY, PENDING, ERROR, OK = "READY", "PENDING", "ERROR", "OK"
@@ -82,7 +83,7 @@ class Coordinator:
 
     def __init__(
         self,
-        table: Any,
+        table: Table,
         *,
         parallelism: int,
         mode: str = "async",
@@ -423,9 +424,11 @@ class Coordinator:
                 table_port.release(self.table, entry.instant)
                 self._remove(entry)
                 continue
-            last = i == len(entries) - 1
-            shared = self.shared_wait and last and ack_id is not None
-            self._commit(entry, ack_time, self._reserve_next(ack_id) if shared else None)
+            # The shared wait: the ACK's last commit also mints the next checkpoint's instant.
+            next_ckp = None
+            if self.shared_wait and i == len(entries) - 1 and ack_id is not None:
+                next_ckp = self._reserve_next(ack_id)
+            self._commit(entry, ack_time, next_ckp)
             committed.append(entry.instant)
         return committed
 

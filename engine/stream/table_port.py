@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from engine.errors import CorruptFileError, DuplicateKeyError, WriteConflictError
 from engine.table import Table
+from engine.table.appender import BaseAppender
 from engine.table.fencing import epoch_domain, epoch_scope
 from engine.timeline.instant import REQUESTED, Instant
 
@@ -70,6 +71,10 @@ def write_files(
 ) -> list[dict[str, Any]]:
     stats = table.write_files(instant, records, op=op, write_token=token, prior=prior)
     return [s.to_dict() for s in stats]
+
+
+def open_appender(table: Table, instant: str, token: str) -> BaseAppender:
+    return table.open_appender(instant, token)
 
 
 def commit(

@@ -4,6 +4,12 @@ During batch b its checkpoint id is b-1 (the last completed checkpoint, -1 at a 
 start). It buffers records, flushes eagerly into the instant keyed by that checkpoint id,
 reports every flush to the coordinator, and at the checkpoint barrier (end of its
 partition) flushes the rest, reports ``last_batch`` and saves its WriteMeta.
+
+``row_group_flushes`` (COW inserts; other writes ignore it): a flush appends a row group
+to the task's one open file of the instant instead of writing a file, and only the
+barrier closes the file and reports it, in the one event of the checkpoint (Hudi's Flink
+append mode, engine/table/appender.py): no file, marker or event per flush. The fault
+points still come at every flush; between flushes the file is unfinished and unreported.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from engine.stream import table_port
 from engine.stream.recorder import Recorder, null_recorder
 from engine.stream.state import WriterStateStore
 from engine.stream.transport.base import CoordinatorClient
-from engine.stream.write_meta import EMPTY_INSTANT, WriteMetaEvent
+from engine.stream.write_meta import EMPTY_INSTANT, WriteMetaEvent, merge_metadata
+from engine.table import Table
+from engine.table.appender import BaseAppender
 
 # Named points where the harness may hard-exit the writer's process.
 FAULT_POINTS = ("before_flush", "mid_flush", "after_flush_before_event", "after_event")
@@ -35,7 +43,7 @@ class WriterTask:
         task_id: int,
         attempt: int,
         checkpoint_id: int,
-        table: Any,
+        table: Table,
         client: CoordinatorClient,
         *,
         write_batch_rows: int,
@@ -46,6 +54,7 @@ class WriterTask:
         instant_deadline_s: float = 120.0,
         offset_field: str | None = None,
         event_time_field: str | None = None,
+        row_group_flushes: bool = False,
     ) -> None:
         self.task_id = task_id
         self.attempt = attempt
@@ -61,6 +70,9 @@ class WriterTask:
         self.offset_field = offset_field
         self.event_time_field = event_time_field
         self.blocked_ms = 0.0  # time spent waiting for an instant (a metric)
+        self.row_groups = row_group_flushes and op == "insert" and table.config.table_type == "cow"
+        self._appender: BaseAppender | None = None
+        self._unreported: dict[str, Any] = {}  # row-group mode: flushes' metadata so far
 
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
@@ -142,20 +154,39 @@ class WriterTask:
         instant = self._instant_to_write()
         info = {"task": self.task_id, "attempt": self.attempt, "instant": instant}
         stats: list[dict[str, Any]] = []
-        meta: dict[str, Any] = {}
+        flushed: dict[str, Any] = {}
         if self._pending_rows:
             self.fault_hook("before_flush", info)
             data = pa.concat_tables(self._pending)
             token = f"t{self.task_id}-a{self.attempt}-f{self._flushes}"
-            prior = list(self._reported.write_stats) if self._reported else []
-            stats = table_port.write_files(self.table, instant, data, self.op, token, prior)
+            if self.row_groups:
+                written = self._append_row_group(instant, data, token)
+                if last_batch:  # the barrier's flush ends with the file whole on storage
+                    stats = self._close_file()
+            else:
+                prior = list(self._reported.write_stats) if self._reported else []
+                stats = table_port.write_files(self.table, instant, data, self.op, token, prior)
+                written = sum(s.get("file_size", 0) for s in stats)
             # The table writes a flush in one call, so "mid" is the closest point where
-            # files exist on storage but nobody knows them yet.
+            # files exist on storage but nobody knows them yet (row-group mode before the
+            # barrier: the file is still unfinished).
             self.fault_hook("mid_flush", info)
-            meta = self._flush_metadata(data, stats)
+            flushed = self._flush_metadata(data, written)
             self._flushes += 1
             self._pending, self._pending_rows = [], 0
             self.fault_hook("after_flush_before_event", info)
+        elif self.row_groups and last_batch:
+            stats = self._close_file()
+        meta = flushed
+        if self.row_groups:
+            self._unreported = merge_metadata(self._unreported, flushed)
+            if not last_batch:  # the open file is not reportable yet: no event
+                self.fault_hook("after_event", info)
+                self._record_flush(instant, flushed, 0, last_batch)
+                return
+            meta, self._unreported = self._unreported, {}
+            if stats:
+                meta["bytes"] = sum(s["file_size"] for s in stats)
         event = WriteMetaEvent(
             task_id=self.task_id,
             checkpoint_id=self.checkpoint_id,
@@ -168,6 +199,30 @@ class WriterTask:
         self.client.send_event(event)
         self._reported = event if self._reported is None else self._reported.merge_with(event)
         self.fault_hook("after_event", info)
+        self._record_flush(instant, flushed, len(stats), last_batch)
+
+    def _append_row_group(self, instant: str, data: pa.Table, token: str) -> int:
+        """Row-group mode: `data` as one more row group of the open file (opened by the
+        instant's first flush); returns the bytes it added."""
+        if self._appender is None:
+            self._appender = table_port.open_appender(self.table, instant, token)
+        before = self._appender.bytes_written
+        try:
+            self._appender.write(data)
+        except Exception:
+            self._appender.abort()  # this attempt fails: its retry starts a new file
+            raise
+        return self._appender.bytes_written - before
+
+    def _close_file(self) -> list[dict[str, Any]]:
+        """Row-group mode at the barrier: close and publish the file; its write stat."""
+        appender, self._appender = self._appender, None
+        stat = appender.close() if appender is not None else None
+        return [] if stat is None else [stat.to_dict()]
+
+    def _record_flush(
+        self, instant: str, meta: dict[str, Any], files: int, last_batch: bool
+    ) -> None:
         self.recorder(
             "flush",
             {
@@ -177,13 +232,12 @@ class WriterTask:
                 "instant": instant,
                 "rows": meta.get("rows", 0),
                 "bytes": meta.get("bytes", 0),
-                "files": len(stats),
+                "files": files,
                 "last_batch": last_batch,
             },
         )
 
-    def _flush_metadata(self, data: pa.Table, stats: list[dict[str, Any]]) -> dict[str, Any]:
-        written = sum(s.get("file_size", 0) for s in stats)
+    def _flush_metadata(self, data: pa.Table, written: int) -> dict[str, Any]:
         meta: dict[str, Any] = {"rows": data.num_rows, "bytes": written, "flushes": 1}
         if self.offset_field is not None:
             mm = pc.min_max(data[self.offset_field])

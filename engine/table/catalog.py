@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from engine.config import Safety
-from engine.layout.file_names import DataFile, parse_data_file
+from engine.layout.file_names import DataFile, data_file
 from engine.layout.file_slices import FileSystemView, build_view
 from engine.storage import Storage
 from engine.table.data_files import decode_log, is_log
@@ -46,7 +46,7 @@ class Catalog:
         files = self._files.get(key)
         if files is None:
             meta = self.timeline.read_metadata(instant)
-            files = [parse_data_file(s.file_name) for s in meta.stats]
+            files = [data_file(s.file_name) for s in meta.stats]
             self._files[key] = files
         return files
 
@@ -86,11 +86,11 @@ class Catalog:
         for instant in completed:
             if instant.action not in _VIEW_ACTIONS:
                 continue
-            if as_of is not None and instant.completion_time > as_of:
+            if as_of is not None and instant.completed_at > as_of:
                 if instant.action == "compaction":  # not done yet at as_of: a pending boundary
                     pending[instant.requested_time] = [f.file_id for f in self.files_of(instant)]
                 continue
-            files += [(f, instant.completion_time) for f in self.files_of(instant)]
+            files += [(f, instant.completed_at) for f in self.files_of(instant)]
         for instant in self.timeline.pending("compaction"):
             pending[instant.requested_time] = self.planned_file_ids(instant)
         return build_view(files, pending, self.safety.completion_time_slicing)

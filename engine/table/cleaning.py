@@ -11,8 +11,10 @@ files may be gone, and a reader must say so, not report lost data (`in_window`).
 The clean is an instant like Hudi's: `<t>.clean.requested` holds the plan (E and the
 files), `<t>.clean.inflight` while files are deleted, `<t>_<c>.clean` when done (the
 plan again, in the commit metadata's extra keys). Planning and completing hold the table
-lock (fenced like every timeline write); deleting does not. A clean that stopped midway
-is finished by the next one (deleting is idempotent); failed-write cleaning leaves it.
+lock (fenced like every timeline write); deleting does not, but each delete is fenced too
+(engine/table/fencing.py: Fence.delete), so a zombie coordinator's cleaner deletes nothing
+once its successor sealed its epoch. A clean that stopped midway is finished by the next
+one (deleting is idempotent); failed-write cleaning leaves it.
 """
 
 from __future__ import annotations
@@ -25,19 +27,19 @@ from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import DATA_ACTIONS, INFLIGHT, REQUESTED, Instant
 
 if TYPE_CHECKING:
-    from engine.table.table import Table
+    from engine.table.ops import TableOps
 
 ACTION = "clean"
 PLAN_KEY = "clean"  # extra key of the clean's metadata: {retain_commits, earliest_retained, files}
 _COMMIT_ACTIONS = (*DATA_ACTIONS, "compaction")  # what retention counts (as Hudi: commits)
 
 
-def clean(table: Table, retain_commits: int) -> Instant | None:
+def clean(table: TableOps, retain_commits: int) -> Instant | None:
     """Finish any interrupted clean, then plan and run a new one. Returns the completed
     clean instant, or None if there was nothing to delete."""
     for pending in table.reload().timeline.pending(ACTION):
         _run(table, pending)
-    with table._locked():
+    with table.locked():
         plan = _plan(table, retain_commits)
         if plan is None:
             return None
@@ -48,13 +50,13 @@ def clean(table: Table, retain_commits: int) -> Instant | None:
     return _run(table, inflight)
 
 
-def _plan(table: Table, retain_commits: int) -> dict[str, Any] | None:
+def _plan(table: TableOps, retain_commits: int) -> dict[str, Any] | None:
     """Under the lock: the retention boundary and the files no read inside it needs."""
     timeline = table.timeline.reload()
     commits = [i for i in timeline.completed(include_archived=True) if i.action in _COMMIT_ACTIONS]
     if retain_commits < 1 or len(commits) <= retain_commits:
         return None
-    boundary = commits[-retain_commits].completion_time
+    boundary = commits[-retain_commits].completed_at
     if boundary <= (retained_from(table) or ""):
         return None  # cleaned up to there already
     at_boundary = table.catalog.view(as_of=boundary)
@@ -84,12 +86,12 @@ def latest_files(view: FileSystemView) -> set[str]:
     return {f.name for fid in view.file_ids() for f in _slice_files(*view.latest(fid))}
 
 
-def _run(table: Table, instant: Instant) -> Instant:
+def _run(table: TableOps, instant: Instant) -> Instant:
     """Delete the planned files, then complete the clean (under the lock)."""
     plan = table.timeline.read_metadata(instant.with_state(REQUESTED)).extra.get(PLAN_KEY) or {}
     for name in plan.get("files", []):
-        table.storage.delete(name, missing_ok=True)
-    with table._locked():
+        table.fence.delete(name)
+    with table.locked():
         table.timeline.reload()
         current = table.timeline.get(instant.requested_time)
         if current is None or current.is_completed:
@@ -105,7 +107,7 @@ def _run(table: Table, instant: Instant) -> Instant:
         return table.timeline.complete(current.with_state(INFLIGHT), generated.time, meta)
 
 
-def _plans(table: Table) -> list[dict[str, Any]]:
+def _plans(table: TableOps) -> list[dict[str, Any]]:
     """The plans of every clean on the timeline (pending ones may be deleting now)."""
     timeline = table.timeline
     cleans = [i for i in timeline.completed(include_archived=True) if i.action == ACTION]
@@ -113,20 +115,20 @@ def _plans(table: Table) -> list[dict[str, Any]]:
     return [timeline.read_metadata(i).extra.get(PLAN_KEY) or {} for i in cleans]
 
 
-def retained_from(table: Table) -> str | None:
+def retained_from(table: TableOps) -> str | None:
     """The retention boundary E: reads as of E or later find their files (None: nothing was
     ever cleaned, every read is inside the window). The timeline as last loaded."""
     bounds = [p["earliest_retained"] for p in _plans(table) if p.get("earliest_retained")]
     return max(bounds, default=None)
 
 
-def in_window(table: Table, point: str | None) -> bool:
+def in_window(table: TableOps, point: str | None) -> bool:
     """Whether a read as of `point` (or an incremental pull beginning after `point`; None:
     from the start) is inside the retention window."""
     boundary = retained_from(table)
     return boundary is None or (point is not None and point >= boundary)
 
 
-def cleaned_files(table: Table) -> set[str]:
+def cleaned_files(table: TableOps) -> set[str]:
     """Every file a clean on the timeline deleted or is deleting."""
     return {name for plan in _plans(table) for name in plan.get("files", [])}

@@ -12,7 +12,7 @@ import contextlib
 import uuid
 from typing import TYPE_CHECKING
 
-from engine.errors import EngineError, InstantStateError
+from engine.errors import EngineError, FencedError, InstantStateError
 from engine.layout.file_names import BASE, base_file_name
 from engine.table.data_files import parquet_bytes
 from engine.table.markers import CREATE
@@ -28,13 +28,13 @@ from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import INFLIGHT, REQUESTED, Instant
 
 if TYPE_CHECKING:
-    from engine.table.table import Table
+    from engine.table.ops import TableOps
 
 
-def schedule(table: Table) -> Instant | None:
+def schedule(table: TableOps) -> Instant | None:
     if table.config.table_type != "mor":
         raise EngineError("compaction applies to mor tables only")
-    with table._locked():
+    with table.locked():
         table.timeline.reload()
         view = table.catalog.view()
         busy = {
@@ -61,7 +61,7 @@ def schedule(table: Table) -> Instant | None:
         return table.timeline.create_requested("compaction", generated.time, meta)
 
 
-def run(table: Table, t: str) -> str:
+def run(table: TableOps, t: str) -> str:
     table.timeline.reload()
     instant = table.timeline.get(t)
     if instant is None or instant.action != "compaction" or instant.is_completed:
@@ -69,7 +69,7 @@ def run(table: Table, t: str) -> str:
     requested = table.timeline.read_metadata(instant.with_state(REQUESTED))
     plan = requested.compaction_plan or []
     if instant.state == REQUESTED:
-        with table._locked():
+        with table.locked():
             instant = table.timeline.transition_to_inflight(instant)
         # Only the first run makes the marker directory: a later run (after a crash) finds
         # it, and a run that lost a race with a completion finds it gone and writes nothing.
@@ -101,7 +101,7 @@ def run(table: Table, t: str) -> str:
             )
         )
     table.markers.delete_unlisted(t, [s.file_name for s in stats])  # an earlier run's files
-    with table._locked():
+    with table.locked():
         table.timeline.reload()
         current = table.timeline.get(t)
         if current is None or current.is_completed:
@@ -117,6 +117,6 @@ def run(table: Table, t: str) -> str:
             compacted=[n for e in plan for n in ([e["base"]] if e["base"] else []) + e["logs"]],
         )
         table.timeline.complete(current.with_state(INFLIGHT), completion, meta)
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, FencedError):  # fenced: a zombie's files stay, unread
         table.markers.finish(t, [s.file_name for s in stats])
     return completion

@@ -28,7 +28,7 @@ def candidates(catalog: Catalog, instant: str, baseline: str | None) -> list[Ins
         for i in catalog.timeline.completed()
         if i.action in DATA_ACTIONS
         and i.requested_time != instant
-        and (baseline is None or i.completion_time > baseline)
+        and (baseline is None or i.completed_at > baseline)
     ]
 
 
@@ -48,16 +48,16 @@ def check_unique_keys(
 ) -> None:
     """A key this instant inserts as new must not live in another file group written by an
     instant that completed after this one started (nor in two groups of this instant)."""
-    with_keys = [s for s in stats if s.new_keys]
+    with_keys = [(s, s.new_keys) for s in stats if s.new_keys]
     if not with_keys:
         return
-    keys = pa.array([k for s in with_keys for k in s.new_keys])
-    groups = np.array([s.file_id for s in with_keys for _ in s.new_keys])
+    keys = pa.array([k for _, new in with_keys for k in new])
+    groups = np.array([s.file_id for s, new in with_keys for _ in new])
     dup_keys: list[object] = []
     dup_groups: set[str] = set()
     # Within this instant: one key inserted into two groups.
-    for s in with_keys:
-        clash = pc.is_in(keys, value_set=pa.array(s.new_keys)).to_numpy(zero_copy_only=False)
+    for s, new in with_keys:
+        clash = pc.is_in(keys, value_set=pa.array(new)).to_numpy(zero_copy_only=False)
         clash &= groups != s.file_id
         if clash.any():
             dup_keys += keys.filter(pa.array(clash)).to_pylist()

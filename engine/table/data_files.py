@@ -8,7 +8,9 @@ block becomes delete markers: rows with the meta columns, the typed key and
 
 from __future__ import annotations
 
+import base64
 import struct
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -40,6 +42,7 @@ from engine.table.merge import (
     PARTITION_PATH,
     RECORD_KEY,
     concat,
+    dictionary_constants,
     record_keys,
 )
 
@@ -56,6 +59,7 @@ _NO_STATS = (COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME)
 # columns never reached 64 KiB) no longer hashes every value: ten 5,000-row files of 64 B
 # events 14.3 -> 11.1 ms, one 50,000-row file 9.4 -> 8.2 (minimum of 12, interleaved).
 _DICTIONARY_LIMIT = 8 * 1024
+_ARROW_SCHEMA = "ARROW:schema"  # the footer key pyarrow restores Arrow types from
 
 
 def _has_stats(field: pa.Field) -> bool:
@@ -66,18 +70,55 @@ def _has_stats(field: pa.Field) -> bool:
     return field.name not in _NO_STATS and not binary
 
 
+def _options(schema: pa.Schema) -> dict[str, Any]:
+    return {
+        "compression": _compression(schema),
+        "use_dictionary": [c for c in schema.names if c not in _UNIQUE],
+        "write_statistics": [f.name for f in schema if _has_stats(f)],
+        "dictionary_pagesize_limit": _DICTIONARY_LIMIT,
+    }
+
+
+def _compression(schema: pa.Schema) -> str | dict[str, str]:
+    """Snappy, but the record key uncompressed: snappy took two thirds of its encoding
+    time to save a third of its bytes (a key's digits: 6,250 keys 0.17 -> 0.06 ms, 37 ->
+    61 KB; the MOR 50,000-row upsert's CPU about 1 ms, 5%, less). The seqno keeps snappy
+    (its instant prefix, shared by every row, shrinks it 5x). Per column by name: a nested
+    column's leaves have other paths (and would go uncompressed), so then snappy for all."""
+    if RECORD_KEY not in schema.names or any(pa.types.is_nested(f.type) for f in schema):
+        return "snappy"
+    return {c: "none" if c == RECORD_KEY else "snappy" for c in schema.names}
+
+
 def write_parquet(table: pa.Table, out: pa.NativeFile) -> None:
     """A data file's rows as Parquet into `out`: a base file, or a Parquet log block's
     content."""
-    names = table.column_names
-    pq.write_table(
-        table,
-        out,
-        compression="snappy",
-        use_dictionary=[c for c in names if c not in _UNIQUE],
-        write_statistics=[f.name for f in table.schema if _has_stats(f)],
-        dictionary_pagesize_limit=_DICTIONARY_LIMIT,
+    pq.write_table(table, out, **_options(table.schema))
+
+
+def parquet_writer(schema: pa.Schema, out: pa.NativeFile) -> pq.ParquetWriter:
+    """A base file written row group by row group (engine/table/appender.py), encoded as
+    write_parquet encodes. Meta columns may come as dictionary arrays (add_meta's
+    `dictionary`: one value per file, so the writer need not hash 50,000 equal strings,
+    1 ms per 50,000 rows): they are stored as strings, and the footer's Arrow schema is
+    the plain one, added here as pyarrow adds it (the file is byte for byte what
+    write_parquet makes of string columns), so every reader sees string columns."""
+    plain = pa.schema(
+        [
+            f.with_type(f.type.value_type)
+            if f.name in HOODIE_META and pa.types.is_dictionary(f.type)
+            else f
+            for f in schema
+        ],
+        metadata=schema.metadata,
     )
+    if plain.equals(schema):
+        return pq.ParquetWriter(out, schema, **_options(schema))
+    writer = pq.ParquetWriter(out, schema, store_schema=False, **_options(plain))
+    stored = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
+    stored[_ARROW_SCHEMA] = base64.b64encode(plain.serialize().to_pybytes()).decode()
+    writer.add_key_value_metadata(stored)
+    return writer
 
 
 def parquet_encoder(table: pa.Table) -> Encoder:
@@ -107,7 +148,14 @@ def log_header(instant: str, avro_schema: str | None) -> dict[int, str]:
 
 
 def data_log_bytes(rows: pa.Table, header: dict[int, str]) -> bytes:
-    return encode_block(PARQUET_DATA_BLOCK, header, memoryview(parquet_bytes(rows)))
+    """A Parquet data block of a new version's rows (add_meta's). Its constant meta columns
+    reach the encoder as dictionary arrays: the same bytes as parquet_bytes(rows), 0.05 ms
+    less per 6,250 rows (0.97 -> 0.92 ms)."""
+    table = dictionary_constants(rows)
+    sink = pa.BufferOutputStream()
+    with parquet_writer(table.schema, sink) as writer:
+        writer.write_table(table)
+    return encode_block(PARQUET_DATA_BLOCK, header, memoryview(sink.getvalue()))
 
 
 def delete_ordering(schema: pa.Schema | None, field: str | None) -> tuple[int, int | str]:

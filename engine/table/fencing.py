@@ -19,9 +19,13 @@ writes (requested, inflight, completed; the claim of an instant it rolls back) a
 generation record `.hoodie/.truetime` (engine/timeline/sequence.py: its time and sequence
 number must never move back or be reused) is written as a temp file inside its grant and
 then linked (renamed, for a replace) to its name (`Storage.put_staged`, the write's one
-storage operation). The link succeeds only while the temp is still in the grant. A
-rollback deletes data files the same way (`Fence.delete`, `Storage.delete_staged`): the
-file is moved into the grant, then deleted; the move fails once the grant is dead.
+storage operation). The link succeeds only while the temp is still in the grant. Deletes
+go the same way (`Fence.delete`, `Storage.delete_staged`): the file is moved into the
+grant, then deleted; the move fails once the grant is dead. That covers a rollback's data
+files and archival's (the active timeline's archived files, merged runs) in their lock
+hold, and outside any hold a cleaner's planned files and the files a finished instant does
+not keep (engine/table/markers.py): those go through a grant of the handle's own in its
+coordinator epoch (`deletes-<id>`), which the next epoch seals like every other.
 
 Sealing. Whoever takes over seals the stale grants: it moves every temp out of the grant
 (after which the old holder's link fails), publishes a completion whose claim the old
@@ -76,6 +80,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -153,6 +158,9 @@ class Fence:
         # rollback.release_abandoned_claim; it voids it if so)
         self.on_claimed: Callable[[str], bool] | None = None
         self._made: str | None = None  # the grant directory this handle made last
+        self._holder: int | None = None  # the thread in the current lock hold
+        self._deleters: dict[str, str] = {}  # domain -> this handle's deletes grant there
+        self._mutex = threading.Lock()
         self._claims_dir_made = False
 
     def seam(self, point: str, **info: Any) -> None:
@@ -179,40 +187,51 @@ class Fence:
             return
         domain = _scope.get() or getattr(lock_token, "fence_domain", None) or self.domain
         token = str(lock_token) if lock_token is not None else uuid.uuid4().hex
-        self.grant = f"{FENCE_DIR}/{domain}/{token}"
+        self.grant, self._holder = f"{FENCE_DIR}/{domain}/{token}", threading.get_ident()
         if self._made is not None and self._made != self.grant:
-            self.close()  # the token changed: the old grant is spent
+            made, self._made = self._made, None
+            self._remove(made)  # the token changed: the old grant is spent
 
     def end(self) -> None:
         """A lock hold ends (its grant stays for the token's next hold)."""
-        self.grant = None
+        self.grant, self._holder = None, None
 
     def close(self) -> None:
-        """Remove the grant this handle made (best effort: a spent grant is never used)."""
-        made, self._made = self._made, None
-        if made is not None:
-            with contextlib.suppress(OSError):
-                if not self.storage.remove_dir(made):
-                    self.seal(made)
+        """Remove the grants this handle made (best effort: a spent grant is never used)."""
+        with self._mutex:
+            made = [g for g in (self._made, *self._deleters.values()) if g is not None]
+            self._made, self._deleters = None, {}
+        for grant in made:
+            self._remove(grant)
 
-    def _make_grant(self) -> None:
-        """FencedError if the domain is sealed or the lease revoked (a tombstone at the
-        grant's name): both checks are the exclusive create of the grant itself."""
-        if self._made == self.grant:
-            return
+    def _remove(self, grant: str) -> None:
+        with contextlib.suppress(OSError):
+            if not self.storage.remove_dir(grant):
+                self.seal(grant)
+
+    def _make_grant(self) -> str:
+        """The current hold's grant, made on first use. FencedError if the domain is sealed
+        or the lease revoked (a tombstone at the grant's name): both checks are the
+        exclusive create of the grant itself."""
+        grant = self.grant
+        if grant is None:
+            raise FencedError("no lock hold: nothing goes through a grant")
+        if self._made == grant:
+            return grant
         try:
-            self.storage.create_dir(self.grant)
+            self.storage.create_dir(grant)
         except FileExistsError:
-            raise FencedError(f"lock lease of {self.grant} was revoked: it ran out") from None
+            raise FencedError(f"lock lease of {grant} was revoked: it ran out") from None
         except FileNotFoundError:
-            domain = self.grant.split("/")[-2]
+            domain = grant.split("/")[-2]
             if domain != WRITERS_DOMAIN:
                 raise FencedError(
                     f"fence domain {domain} is sealed: a newer coordinator epoch took over"
                 ) from None
             self.storage.makedirs(f"{FENCE_DIR}/{domain}")  # the shared domain, made once
-            self.storage.create_dir(self.grant)
-        self._made = self.grant
+            self.storage.create_dir(grant)
+        self._made = grant
+        return grant
 
     # -- taking over -----------------------------------------------------------------
 
@@ -282,18 +301,48 @@ class Fence:
             self.storage.write_bytes(path, data)
 
     def delete(self, path: str) -> None:
-        """Delete a data file (a rollback's) through this hold's grant: FencedError once the
-        grant is sealed, so a holder that was taken over deletes nothing; a delete decided
-        before the seal is finished by the sealer. Plain without fencing. Missing: no error."""
+        """Delete a data file (a rollback's, a cleaner's, a finished instant's unlisted one)
+        or an archived timeline file, decided through a grant: FencedError once it is
+        sealed, so a holder that was taken over, or a coordinator whose epoch was sealed,
+        deletes nothing; a delete decided before the seal is finished by the sealer.
+        Missing: no error.
+
+        In a lock hold (of the calling thread) the hold's grant. Outside one (a cleaner
+        deletes after its plan's hold, a committer after its completion's) the handle's
+        deletes grant in its coordinator epoch, made on first use and kept until close:
+        the epoch's seal seals it. Plain without fencing, and outside a hold of a writer
+        without an epoch: no lease fences it then (its deletes are of files its decided
+        plan or commit named, which nothing writes again)."""
         self.seam("before_delete", path=path)
-        if not self.active:
+        grant = self._delete_grant()
+        if grant is None:
             self.storage.delete(path, missing_ok=True)
             return
-        self._make_grant()
         try:
-            self.storage.delete_staged(self.grant, path)
+            self.storage.delete_staged(grant, path)
         except FileNotFoundError:
-            raise FencedError(f"{self.grant} is sealed: another holder took over") from None
+            raise FencedError(f"{grant} is sealed: another holder took over") from None
+
+    def _delete_grant(self) -> str | None:
+        if not self.enabled:
+            return None
+        if self.grant is not None and self._holder == threading.get_ident():
+            return self._make_grant()
+        domain = _scope.get() or self.domain
+        if domain == WRITERS_DOMAIN:
+            return None
+        with self._mutex:
+            grant = self._deleters.get(domain)
+            if grant is None:
+                grant = f"{FENCE_DIR}/{domain}/deletes-{uuid.uuid4().hex[:12]}"
+                try:
+                    self.storage.create_dir(grant)
+                except FileNotFoundError:
+                    raise FencedError(
+                        f"fence domain {domain} is sealed: a newer coordinator epoch took over"
+                    ) from None
+                self._deleters[domain] = grant
+        return grant
 
     def write(self, path: str, data: bytes, *, exclusive: bool, claim: str | None = None) -> None:
         """Write a timeline file through this hold's grant. `exclusive`: FileExistsError if
@@ -305,7 +354,8 @@ class Fence:
         except InstantClaimedError:
             # A rollback of a holder that lost the lock claimed it: void if it never
             # planned (engine/table/rollback.py), else the rollback stands.
-            if claim_path is None or self.on_claimed is None or not self.on_claimed(claim):
+            on_claimed = self.on_claimed
+            if claim is None or claim_path is None or on_claimed is None or not on_claimed(claim):
                 raise
             self._put(path, data, claim_path, replace=not exclusive)
 
@@ -348,14 +398,14 @@ class Fence:
         lock. The claim is moved into this hold's grant, a fenced move: it fails once this
         hold was sealed in turn, so only a live holder voids a claim. InstantClaimedError
         if the claim changed meanwhile (it is put back)."""
-        self._make_grant()
+        grant = self._make_grant()
         path = f"{CLAIMS_DIR}/{requested_time}"
-        moved = f"{self.grant}/{TEMP_PREFIX}{uuid.uuid4().hex[:12]}-void"
+        moved = f"{grant}/{TEMP_PREFIX}{uuid.uuid4().hex[:12]}-void"
         try:
             self.storage.rename(path, moved)
         except FileNotFoundError:
             if self.storage.exists(path):  # our grant is gone: we were taken over
-                raise FencedError(f"{self.grant} is sealed: another holder took over") from None
+                raise FencedError(f"{grant} is sealed: another holder took over") from None
             return  # voided meanwhile
         try:
             if json.loads(self.storage.read_bytes(moved)) != held:
@@ -382,14 +432,14 @@ class Fence:
 
     def _put(self, path: str, data: bytes, claim: str | None, *, replace: bool) -> None:
         self.seam("before_write", path=path)
-        self._make_grant()
+        grant = self._make_grant()
         if (claim or path).startswith(CLAIMS_DIR) and not self._claims_dir_made:
             self.storage.makedirs(CLAIMS_DIR)
             self._claims_dir_made = True
         try:
-            self.storage.put_staged(self.grant, path, data, claim=claim, replace=replace)
+            self.storage.put_staged(grant, path, data, claim=claim, replace=replace)
         except FileNotFoundError:
-            raise FencedError(f"{self.grant} is sealed: another holder took over") from None
+            raise FencedError(f"{grant} is sealed: another holder took over") from None
         except FileExistsError as e:
             if e.filename is not None and e.filename.startswith(self.storage.full_path(CLAIMS_DIR)):
                 raise InstantClaimedError(e.filename.rsplit("/", 1)[-1]) from None

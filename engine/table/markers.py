@@ -13,6 +13,12 @@ atomic rename to `.hoodie/.temp/.sealed-<instant>-<id>`), so a late writer (a ta
 still running, a zombie coordinator's compaction) can no longer create a marker, and so no
 data file, for that instant; then every marked file the commit does not keep is deleted
 (with the temp files of writes that died before their rename), then the directory.
+
+Every delete goes through the table's fence (engine/table/fencing.py: Fence.delete), so a
+zombie coordinator resumed after its successor's takeover deletes nothing: not before its
+commit (the unlisted files), nor after it, nor in a rollback. A finish refused midway
+leaves its sealed directory and the files it did not delete (orphans: no commit lists
+them, so nothing reads them).
 """
 
 from __future__ import annotations
@@ -54,8 +60,15 @@ class Markers:
     """Markers of one table. `enabled` is Safety.markers: off, nothing is recorded and
     nothing is cleaned (files of failed attempts stay on storage, visible to a listing)."""
 
-    def __init__(self, storage: Storage, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        enabled: bool = True,
+        delete: Callable[[str], None] | None = None,
+    ) -> None:
         self.storage, self.enabled = storage, enabled
+        # How a file is deleted (the table's fenced delete); plain by default.
+        self._remove = delete or (lambda name: storage.delete(name, missing_ok=True))
 
     def open(self, instant: str) -> None:
         """Make the instant's marker directory (once, by whoever makes the instant)."""
@@ -79,6 +92,12 @@ class Markers:
                 " rolled back, or was never started here; not writing " + file_name
             ) from None
 
+    def staging_dir(self, instant: str) -> str | None:
+        """Where a data file that stays open across flushes is written until it closes
+        (Storage.open_write): in the instant's marker directory, so the seal of a completion
+        or rollback takes it away and its late close fails. None with markers off."""
+        return marker_dir(instant) if self.enabled else None
+
     def files(self, instant: str) -> list[str]:
         """Data files the instant's markers record (its directory not sealed yet)."""
         return self._recorded(marker_dir(instant))
@@ -94,15 +113,10 @@ class Markers:
             return []
         return self._delete(self.files(instant), set(keep))
 
-    def finish(
-        self,
-        instant: str,
-        keep: Iterable[str] = (),
-        delete: Callable[[str], None] | None = None,
-    ) -> list[str]:
+    def finish(self, instant: str, keep: Iterable[str] = ()) -> list[str]:
         """After completion (`keep` = its files) or in a rollback (`keep` empty): seal the
-        directory, delete every marked file not kept (with `delete`: a rollback's fenced
-        delete), then the directory. Idempotent."""
+        directory, delete every marked file not kept, then the directory. Idempotent;
+        FencedError (its deletes refused) once its holder was taken over."""
         if not self.enabled:
             return []
         sealed = f"{MARKER_DIR}/{_SEALED}{instant}-{uuid.uuid4().hex[:8]}"
@@ -119,26 +133,21 @@ class Markers:
             dirs = [marker_dir(instant)]  # a store that cannot rename a directory: no seal
         deleted: list[str] = []
         for directory in dirs:
-            deleted += self._delete(self._recorded(directory), set(keep), delete)
+            deleted += self._delete(self._recorded(directory), set(keep))
             self.storage.filesystem.delete_dir(self.storage.full_path(directory))
         return deleted
 
-    def _delete(
-        self, marked: list[str], keep: set[str], delete: Callable[[str], None] | None = None
-    ) -> list[str]:
+    def _delete(self, marked: list[str], keep: set[str]) -> list[str]:
         doomed = [f for f in marked if f not in keep]
         for name in doomed:
-            if delete is not None:
-                delete(name)  # raises once its holder is fenced: later files stay too
-            else:
-                self.storage.delete(name, missing_ok=True)
+            self._remove(name)  # raises once its holder is fenced: later files stay too
         if doomed:
             # A write that died between its temp file and the rename left the temp behind
             # (`.tmp-<id>-<name>`); a listing reader would take it for another file group.
             wanted = set(doomed)
             for entry in self.storage.list(""):
                 if entry.startswith(TEMP_PREFIX) and entry.split("-", 2)[-1] in wanted:
-                    self.storage.delete(entry, missing_ok=True)
+                    self._remove(entry)
         return doomed
 
     def open_instants(self) -> list[str]:

@@ -28,6 +28,7 @@ IS_DELETED = "_hoodie_is_deleted"
 META_COLUMNS = (*HOODIE_META, IS_DELETED)
 META_FIELDS = [*(pa.field(c, pa.string()) for c in HOODIE_META), pa.field(IS_DELETED, pa.bool_())]
 _POS = "__pos"
+_CONSTANT_META = (COMMIT_TIME, PARTITION_PATH, FILE_NAME)  # one value in a new version
 
 
 def record_keys(keys: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
@@ -55,19 +56,56 @@ def _numbers(n: int) -> pa.Array:
     return numbers.slice(0, n)
 
 
-def add_meta(records: pa.Table, key: str, instant: str, flush: int, file_name: str) -> pa.Table:
-    """`records` (data columns) behind Hudi's five meta columns, as a new version."""
+def _dictionary_constant(value: str, n: int) -> pa.Array:
+    """`n` copies of `value` as a dictionary array (a file's encoder writes it unhashed)."""
+    indices = pa.py_buffer(bytes(4 * n))  # int32 zeros
+    return pa.DictionaryArray.from_arrays(
+        pa.Array.from_buffers(pa.int32(), n, [None, indices]), pa.array([value], pa.string())
+    )
+
+
+def add_meta(
+    records: pa.Table,
+    key: str,
+    instant: str,
+    flush: int,
+    file_name: str,
+    first_row: int = 0,
+    dictionary: bool = False,
+) -> pa.Table:
+    """`records` (data columns) behind Hudi's five meta columns, as a new version.
+    `first_row`: the seqno's row number of the first record (a file written in several
+    row groups numbers on). `dictionary`: the constant columns as dictionary arrays, for
+    data_files.parquet_writer only (it stores them as strings)."""
     n = records.num_rows
     # The prefix inserted at 0: one pass, 0.3 ms per 50,000 rows (binary_join 1.1 ms).
-    seqno = pc.binary_replace_slice(_numbers(n), start=0, stop=0, replacement=f"{instant}_{flush}_")
+    numbers = _numbers(first_row + n).slice(first_row, n)
+    seqno = pc.binary_replace_slice(numbers, start=0, stop=0, replacement=f"{instant}_{flush}_")
+    constant = _dictionary_constant if dictionary else _constant
     meta = [
-        _constant(instant, n),
+        constant(instant, n),
         seqno,
         record_keys(records.column(key)),
-        _constant("", n),
-        _constant(file_name, n),
+        constant("", n),
+        constant(file_name, n),
     ]
     return pa.table([*meta, *records.columns], names=[*HOODIE_META, *records.column_names])
+
+
+def dictionary_constants(table: pa.Table) -> pa.Table:
+    """A new version's rows (add_meta's: one commit time, partition path and file name)
+    with those three columns as dictionary arrays, for data_files.parquet_writer, which
+    stores them as strings without hashing them row by row."""
+    n = table.num_rows
+    if n == 0:
+        return table
+    return pa.table(
+        [
+            _dictionary_constant(column[0].as_py(), n) if name in _CONSTANT_META else column
+            for name, column in zip(table.column_names, table.columns, strict=True)
+        ],
+        names=table.column_names,
+    )
 
 
 def file_head(schema: pa.Schema | None) -> pa.Table:
@@ -106,14 +144,18 @@ def last_per_key(table: pa.Table, keys: list[str]) -> pa.Table:
 
 
 def distinct_keys(keys: pa.Array | pa.ChunkedArray) -> bool:
-    """True if no key repeats. Strictly increasing keys (an append stream's) are checked in
-    ~0.1 ms per 50,000; others by a hash set (~1.4 ms, half a group-by's cost, and the
-    group-by and the ordering sort then need not run). Keys are never null (conform)."""
+    """True if no key repeats (then the group-by and the ordering sort need not run).
+    Integer keys by numpy's sort (~0.25 ms per 50,000 in any order); others: strictly
+    increasing ones (an append stream's) in ~0.1 ms, the rest by a hash set (~1.4 ms, half
+    a group-by's cost). Keys are never null (conform)."""
     n = len(keys)
     if n < 2:
         return True
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
+    if pa.types.is_integer(keys.type):  # numpy's sort: 0.25 ms per 50,000, any order
+        values = np.sort(keys.to_numpy())
+        return not (values[1:] == values[:-1]).any()
     try:
         if pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py():
             return True

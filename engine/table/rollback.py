@@ -10,11 +10,11 @@ from engine.timeline.instant import COMPLETED, INFLIGHT, Instant
 from engine.timeline.sequence import generated_times
 
 if TYPE_CHECKING:
-    from engine.table.table import Table
+    from engine.table.ops import TableOps
 
 
-def rollback(table: Table, t: str, force: bool) -> Instant | None:
-    with table._locked():
+def rollback(table: TableOps, t: str, force: bool) -> Instant | None:
+    with table.locked():
         timeline = table.timeline.reload()
         current = timeline.get(t)
         if timeline.is_rolled_back(t):
@@ -45,7 +45,7 @@ def rollback(table: Table, t: str, force: bool) -> Instant | None:
     return done
 
 
-def _claim(table: Table, t: str) -> None:
+def _claim(table: TableOps, t: str) -> None:
     """Claim the pending target first: from here on nothing completes it (a committer
     paused past its checks fails its claim; engine/table/fencing.py)."""
     try:
@@ -54,7 +54,7 @@ def _claim(table: Table, t: str) -> None:
         raise RollbackError(f"instant {t} is being completed by another process") from None
 
 
-def release_abandoned_claim(table: Table, t: str) -> bool:
+def release_abandoned_claim(table: TableOps, t: str) -> bool:
     """A commit of `t` (under the table lock) found `t` claimed by a rollback of another
     lock token. That holder no longer holds the lock; once it is sealed, nothing it does
     lands. If its rollback never put its plan on the timeline, it never deleted a file
@@ -71,7 +71,7 @@ def release_abandoned_claim(table: Table, t: str) -> bool:
     return True
 
 
-def _generated_by(table: Table, target: Instant) -> list[dict[str, Any]]:
+def _generated_by(table: TableOps, target: Instant) -> list[dict[str, Any]]:
     """The target's generated times with their sequence numbers: its files disappear, the
     rollback keeps the record (a read of its metadata; rollbacks are off the hot path)."""
     try:
@@ -81,7 +81,7 @@ def _generated_by(table: Table, target: Instant) -> list[dict[str, Any]]:
     return generated_times(target, meta)
 
 
-def _finish(table: Table, rb: Instant, target: Instant, plan: CommitMetadata) -> Instant:
+def _finish(table: TableOps, rb: Instant, target: Instant, plan: CommitMetadata) -> Instant:
     """Delete the target's data files, complete the rollback, then drop the target."""
     deleted = _delete_files(table, target)
     generated = table.generator.generate_stamped(locked=True)
@@ -105,14 +105,14 @@ def _finish(table: Table, rb: Instant, target: Instant, plan: CommitMetadata) ->
     return done
 
 
-def _delete_files(table: Table, target: Instant) -> list[str]:
+def _delete_files(table: TableOps, target: Instant) -> list[str]:
     """The target's data files. Its markers name them: the directory is sealed first, so no
     late writer (a task attempt, a zombie) adds one after. A completed target (force), or a
     table without markers, is found by listing the table folder. Each delete is fenced
     (engine/table/fencing.py: Fence.delete): a rollback whose holder was taken over, paused
     anywhere before it, deletes nothing."""
     t = target.requested_time
-    deleted = table.markers.finish(t, delete=table.fence.delete)
+    deleted = table.markers.finish(t)  # fenced deletes: the table's Markers use fence.delete
     if target.state == COMPLETED or not table.markers.enabled:
         for f in table.data_files():
             if f.instant == t and f.name not in deleted:
@@ -121,7 +121,7 @@ def _delete_files(table: Table, target: Instant) -> list[str]:
     return deleted
 
 
-def rollback_failed_writes(table: Table) -> list[str]:
+def rollback_failed_writes(table: TableOps) -> list[str]:
     timeline = table.timeline.reload()
     live = table.heartbeats.live
     done = []
@@ -145,7 +145,7 @@ def rollback_failed_writes(table: Table) -> list[str]:
     return done
 
 
-def _finish_markers(table: Table) -> None:
+def _finish_markers(table: TableOps) -> None:
     """Marker directories of completed instants, left by a committer that died right after
     completing: their unlisted files went before completion; a straggler's may remain."""
     if not table.markers.enabled:
@@ -156,9 +156,9 @@ def _finish_markers(table: Table) -> None:
             table.markers.finish(t, [f.name for f in table.catalog.files_of(instant)])
 
 
-def _resume(table: Table, rb: Instant) -> None:
+def _resume(table: TableOps, rb: Instant) -> None:
     """Finish a rollback that was interrupted after its requested file was written."""
-    with table._locked():
+    with table.locked():
         timeline = table.timeline.reload()
         if timeline.get(rb.requested_time) != rb:
             return

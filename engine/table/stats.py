@@ -29,6 +29,33 @@ class WriteStat:
         return d
 
     @classmethod
+    def appended(
+        cls,
+        file_id: str,
+        file_name: str,
+        instant: str,
+        write_token: str,
+        rows: int,
+        file_size: int,
+        new_keys: list[Any] | None,
+    ) -> WriteStat:
+        """A new file group's base file of `rows` inserted rows (COW insert, append mode)."""
+        return cls(
+            file_id,
+            file_name,
+            kind="base",
+            instant=instant,
+            write_token=write_token,
+            op="insert",
+            num_rows=rows,
+            num_writes=rows,
+            num_deletes=0,
+            num_inserts=rows,
+            file_size=file_size,
+            new_keys=new_keys,
+        )
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WriteStat:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})

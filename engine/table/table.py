@@ -24,6 +24,7 @@ from engine.config import Safety, TableConfig
 from engine.errors import (
     CorruptFileError,
     EngineError,
+    FencedError,
     InstantRolledBackError,
     InstantStateError,
     TableExistsError,
@@ -34,6 +35,7 @@ from engine.lock import LockProvider, default_owner
 from engine.lock_provider import LockSpec, build_lock
 from engine.storage import Storage
 from engine.table import compaction, rollback
+from engine.table.appender import BaseAppender
 from engine.table.catalog import Catalog
 from engine.table.conflicts import check_occ, check_unique_keys
 from engine.table.data_files import data_schema, file_rows, key_type
@@ -100,12 +102,12 @@ class Table:
         # A lock we create (`lock_spec`'s provider, FileLock by default) is ours to close
         # (its lease renewal, its session); a waiter that takes over an expired lease
         # revokes its holder's fence grant.
-        self._own_lock = (
-            None
-            if lock
-            else build_lock(lock_spec or LockSpec(), storage, self.writer_id, self.fence.revoke)
-        )
-        self.lock: LockProvider = lock or self._own_lock
+        self._own_lock = None
+        if lock is None:
+            lock = self._own_lock = build_lock(
+                lock_spec or LockSpec(), storage, self.writer_id, self.fence.revoke
+            )
+        self.lock: LockProvider = lock
         self.lock_timeout_s = lock_timeout_s
         self._declared_schema = schema
         self._learned_schema: pa.Schema | None = None
@@ -113,7 +115,7 @@ class Table:
         self.timeline = ActiveTimeline(
             storage, self.safety, compaction_commits=config.table_type == "mor"
         )
-        self.timeline.fence = self.fence
+        self.timeline.fence = self.timeline.archive.fence = self.fence
         self.fence.on_claimed = lambda t: rollback.release_abandoned_claim(self, t)
         # Delete blocks hold keys as strings: reads cast them back to the key's type.
         self.catalog = Catalog(
@@ -135,7 +137,7 @@ class Table:
         )
         self.heartbeats = Heartbeats(storage, self.clock, heartbeat_interval_s)
         self.heartbeat_expiry_s = heartbeat_expiry_s or 2 * heartbeat_interval_s or 60.0
-        self.markers = Markers(storage, enabled=self.safety.markers)
+        self.markers = Markers(storage, enabled=self.safety.markers, delete=self.fence.delete)
         self._writer = FileWriter(storage, self.catalog, config, self.writer_id, self.markers)
         # A stream's writer tasks: new dynamic-index keys go where its routing sent them.
         self._writer.new_keys_by_bucket = new_keys_by_bucket
@@ -242,7 +244,7 @@ class Table:
         The returned instant carries `timing` (lock wait, TrueTime sleep)."""
         # Under the lock only what the protocol needs: the time (its sequence record is
         # written inside the TrueTime wait), REQUESTED (put-if-absent, fenced) and INFLIGHT.
-        with self._locked() as held:
+        with self.locked() as held:
             generated = self.generator.generate_stamped(locked=True)
             pending = self._begin(generated.time, generated.seq, action, metadata)
         return self._started_instant(pending, generated.timing, held.wait_ms)
@@ -280,7 +282,9 @@ class Table:
         self.last_instant_timing = timing
         return Instant(t, inflight.action, INFLIGHT, timing=timing)
 
-    def _locked(self) -> _TimedLock:
+    def locked(self) -> _TimedLock:
+        """The table lock, held for a `with` block (the timeline pinned, this hold's fencing
+        grant open); `held.wait_ms` says how long it took to get."""
         return _TimedLock(self)
 
     def _truetime_wait(self, seconds: float) -> None:
@@ -307,6 +311,18 @@ class Table:
         prior_stats = [WriteStat.coerce(s) for s in prior or ()]
         return self._writer.write(
             _time_of(instant), records, op, write_token, prior_stats, self.schema
+        )
+
+    def open_appender(self, instant: Instant | str, write_token: str) -> BaseAppender:
+        """A new file group of `instant` for COW inserts, written one row group per
+        `write` and published by `close` (engine/table/appender.py); its write stat goes
+        to `commit` like write_files' stats."""
+        if self.config.table_type != "cow":
+            raise EngineError("an appender writes base files: copy-on-write tables only")
+        with self._mutex:  # the schema a commit since then may have taught
+            self.timeline.reload()
+        return BaseAppender(
+            self.storage, self.markers, self.config, self.schema, _time_of(instant), write_token
         )
 
     def commit(
@@ -346,12 +362,12 @@ class Table:
         start_next: dict[str, Any] | None,
     ) -> tuple[str, Instant | None]:
         t = _time_of(instant)
-        stats = [WriteStat.coerce(s) for s in stats]
+        written = [WriteStat.coerce(s) for s in stats]
         metadata = dict(metadata or {})
         clash = sorted(RESERVED_KEYS & set(metadata))
         if clash:
             raise EngineError(f"commit metadata keys {clash} are reserved by the engine")
-        effective, superseded = _effective(stats, t)
+        effective, superseded = _effective(written, t)
         # Hudi's reconcile against markers, before the lock: the instant's files that this
         # commit does not list (failed attempts, superseded flushes, temp files) go first.
         self.markers.delete_unlisted(t, [s.file_name for s in effective])
@@ -361,7 +377,7 @@ class Table:
         bad_files = self._file_problem(effective)
         schema_text = self._schema_text(effective) if bad_files is None else None
         pending, next_failed = None, False
-        with self._locked() as held:
+        with self.locked() as held:
             self.timeline.reload()
             current = self._committable(t)
             if bad_files is not None:
@@ -408,7 +424,8 @@ class Table:
         # are harmless (the completed state wins on load); so is a stale heartbeat.
         with contextlib.suppress(OSError):
             self.timeline.remove_pending(done)
-        with contextlib.suppress(OSError):  # a straggler's files, then the markers go
+        # A straggler's files, then the markers go (fenced: a zombie's stay, unread).
+        with contextlib.suppress(OSError, FencedError):
             self.markers.finish(t, [s.file_name for s in effective])
         with contextlib.suppress(OSError):
             self.heartbeats.stop(t)
@@ -493,7 +510,7 @@ class Table:
 
         Only instants that completed before the earliest pending instant was requested move,
         so OCC never needs archived instants. Returns how many moved."""
-        with self._locked():
+        with self.locked():
             self.timeline.reload()
             completed = self.timeline.completed()
             pending = self.timeline.pending()
@@ -501,7 +518,7 @@ class Table:
             movable = [
                 i
                 for i in completed[: max(0, len(completed) - keep)]
-                if limit is None or i.completion_time < limit
+                if limit is None or i.completed_at < limit
             ]
             entries = []
             for i in movable:
@@ -592,7 +609,7 @@ class Table:
 
 
 class _TimedLock:
-    """`with table._locked() as held:` takes the table lock; held.wait_ms says how long."""
+    """`with table.locked() as held:` takes the table lock; held.wait_ms says how long."""
 
     def __init__(self, table: Table) -> None:
         self.table, self.wait_ms = table, 0.0

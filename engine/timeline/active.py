@@ -103,9 +103,13 @@ class ActiveTimeline:
                     duplicates.setdefault(instant.requested_time, [seen]).append(instant)
                 if seen is None or _newer(instant, seen):
                     by_time[instant.requested_time] = instant
+            self.archive.reload()  # after the listing: an instant archived meanwhile is in one
+            for t in [t for t, i in by_time.items() if i.is_pending and self.archive.get(t)]:
+                # Pending files an archival left behind (a committer died before removing
+                # them, the completed file hid them): the archived completion wins.
+                del by_time[t]
             self._by_time, self._duplicates = by_time, duplicates
             self._index()
-            self.archive.reload()
             self._pinned_fresh = self._pins > 0
         return self
 
@@ -156,8 +160,8 @@ class ActiveTimeline:
         active = [
             i
             for i in self._completed
-            if (begin_exclusive is None or i.completion_time > begin_exclusive)
-            and (end_inclusive is None or i.completion_time <= end_inclusive)
+            if (begin_exclusive is None or i.completed_at > begin_exclusive)
+            and (end_inclusive is None or i.completed_at <= end_inclusive)
         ]
         seen = {i.requested_time for i in active}
         archived = [
@@ -168,10 +172,10 @@ class ActiveTimeline:
         return sorted([*archived, *active], key=_by_completion) if archived else active
 
     def last_completion_time(self) -> str | None:
-        times = [self._completed[-1].completion_time] if self._completed else []
+        times = [self._completed[-1].completed_at] if self._completed else []
         archived = self.archive.instants()
         if archived:
-            times.append(archived[-1].completion_time)
+            times.append(archived[-1].completed_at)
         return max(times) if times else None
 
     def max_instant_time(self) -> str | None:
@@ -179,8 +183,9 @@ class ActiveTimeline:
         times = [
             t for i in self._by_time.values() for t in (i.requested_time, i.completion_time) if t
         ]
-        if self.archive.max_time():
-            times.append(self.archive.max_time())
+        archived_max = self.archive.max_time()
+        if archived_max:
+            times.append(archived_max)
         return max(times) if times else None
 
     def duplicated_times(self) -> dict[str, list[Instant]]:
@@ -332,7 +337,19 @@ class ActiveTimeline:
                 self._drop(instant.requested_time)
 
     def remove_completed(self, instant: Instant) -> None:
-        self.storage.delete(f"{TIMELINE_DIR}/{instant.file_name}", missing_ok=True)
+        """Under the table lock (archival, a forced rollback): fenced like the writes. The
+        pending files go first, the completed file last: a committer that died between its
+        completed file and remove_pending left them (the completed state hid them), and
+        without the completed file they would read as a pending instant again, one that
+        nothing can finish (its completion is claimed) and that blocks archival. A crash
+        in between leaves an instant that is completed still (archiving it twice is fine)."""
+        pending = [instant.pending_file(state) for state in (INFLIGHT, REQUESTED)]
+        for name in [*pending, instant.file_name]:
+            path = f"{TIMELINE_DIR}/{name}"
+            if self.fence is not None:
+                self.fence.delete(path)
+            else:
+                self.storage.delete(path, missing_ok=True)
         with self._lock:
             if self._by_time.get(instant.requested_time) == instant:
                 self._drop(instant.requested_time)

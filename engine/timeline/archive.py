@@ -7,6 +7,12 @@ current N. Writers publish a run, then a new manifest (put-if-absent), then the 
 readers follow the version. When a level holds `batch` runs, the oldest `batch` are
 merged into one run of the next level.
 
+Archiving holds the table lock; its manifest and version writes and its deletes of merged
+runs go through the table's fence (engine/table/fencing.py), so a zombie coordinator
+resumed after its successor's takeover changes nothing here. A run file itself is not
+fenced: no reader sees it before a manifest lists it, and its name (its instants'
+completion range and level) always holds the same instants.
+
 Hudi's own LSM history has this folder and run naming but other run contents (Avro
 `HoodieLSMTimelineInstant` rows) and manifest format; hudi-rs 0.5.0 does not read
 `timeline/history/` at all (its layout-2 archived loader returns no instants), so a Hudi
@@ -18,6 +24,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -52,6 +59,8 @@ class ArchivedTimeline:
         self._meta_cache: dict[str, dict[str, bytes]] = {}  # run -> requested -> metadata
         self._max_time: str | None = None
         self._lock = threading.RLock()
+        # engine.table.fencing.Fence, set by the table: writes and deletes are fenced.
+        self.fence: Any = None
 
     # -- reading -----------------------------------------------------------------------
 
@@ -83,7 +92,7 @@ class ArchivedTimeline:
                 # instant twice; both copies are identical.
                 by_time.setdefault(req, (Instant(req, action, COMPLETED, comp), run.name))
         self.version, self._runs, self._by_time = version, runs, by_time
-        self._ordered = sorted((i for i, _ in by_time.values()), key=lambda i: i.completion_time)
+        self._ordered = sorted((i for i, _ in by_time.values()), key=lambda i: i.completed_at)
         self._max_time = manifest.get("max_time")
         self._meta_cache = {
             k: v for k, v in self._meta_cache.items() if k in {r.name for r in runs}
@@ -108,8 +117,8 @@ class ArchivedTimeline:
         return [
             i
             for i in self._ordered
-            if (begin_exclusive is None or i.completion_time > begin_exclusive)
-            and (end_inclusive is None or i.completion_time <= end_inclusive)
+            if (begin_exclusive is None or i.completed_at > begin_exclusive)
+            and (end_inclusive is None or i.completed_at <= end_inclusive)
         ]
 
     def max_time(self) -> str | None:
@@ -141,7 +150,7 @@ class ArchivedTimeline:
         self._compact()
 
     def _write_run(self, entries: list[tuple[Instant, bytes]], level: int) -> _Run:
-        entries = sorted(entries, key=lambda e: e[0].completion_time)
+        entries = sorted(entries, key=lambda e: e[0].completed_at)
         name = f"{entries[0][0].completion_time}_{entries[-1][0].completion_time}_{level}.parquet"
         table = pa.Table.from_pydict(
             {
@@ -161,10 +170,8 @@ class ArchivedTimeline:
             "runs": [{"name": r.name, "level": r.level} for r in runs],
             "max_time": max_time,
         }
-        self.storage.put_if_absent(
-            f"{HISTORY_DIR}/manifest_{version}", json.dumps(manifest).encode()
-        )
-        self.storage.write_bytes(VERSION_FILE, str(version).encode())
+        self._put(f"{HISTORY_DIR}/manifest_{version}", json.dumps(manifest).encode(), True)
+        self._put(VERSION_FILE, str(version).encode(), False)
         with self._lock:
             self._load(version)
 
@@ -191,7 +198,21 @@ class ArchivedTimeline:
             keep = [r for r in self._runs if r not in victims]
             self._publish([*keep, merged], self._max_time)
             for run in victims:
-                self.storage.delete(f"{HISTORY_DIR}/{run.name}", missing_ok=True)
+                self._delete(f"{HISTORY_DIR}/{run.name}")
+
+    def _put(self, path: str, data: bytes, exclusive: bool) -> None:
+        if self.fence is not None:
+            self.fence.put(path, data, exclusive=exclusive)
+        elif exclusive:
+            self.storage.put_if_absent(path, data)
+        else:
+            self.storage.write_bytes(path, data)
+
+    def _delete(self, path: str) -> None:
+        if self.fence is not None:
+            self.fence.delete(path)
+        else:
+            self.storage.delete(path, missing_ok=True)
 
 
 def _max_of(instant: Instant) -> str:

@@ -13,6 +13,7 @@ Hudi readers never do.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -179,12 +180,7 @@ class CommitMetadata:
 
     @classmethod
     def from_json_bytes(cls, data: bytes, file: str) -> CommitMetadata:
-        if not data:
-            raise CorruptInstantError(file, "empty file (torn write?)")
-        try:
-            meta = json.loads(data)
-        except ValueError as e:
-            raise CorruptInstantError(file, f"not valid JSON ({e})") from None
+        meta = _decoded(data, file, json.loads, ValueError, "not valid JSON")
         if not isinstance(meta, dict):
             raise CorruptInstantError(file, "metadata is not a JSON object")
         return cls.from_dict(meta)
@@ -217,15 +213,27 @@ class CommitMetadata:
 
     @classmethod
     def from_avro_bytes(cls, data: bytes, file: str) -> CommitMetadata:
-        if not data:
-            raise CorruptInstantError(file, "empty file (torn write?)")
-        try:
-            records = _CODEC.read(data)
-        except Exception as e:  # fastavro raises several types on bad input
-            raise CorruptInstantError(file, f"not an Avro HoodieCommitMetadata ({e})") from None
+        # fastavro raises several types on bad input
+        records = _decoded(data, file, _CODEC.read, Exception, "not an Avro HoodieCommitMetadata")
         if len(records) != 1 or not isinstance(records[0], dict):
             raise CorruptInstantError(file, f"{len(records)} Avro records, expected one")
         return _from_record(records[0], file)
+
+
+def _decoded(
+    data: bytes,
+    file: str,
+    decode: Callable[[bytes], Any],
+    errors: type[Exception],
+    what: str,
+) -> Any:
+    """`decode(data)`; an empty file (a torn write) or one `decode` refuses is corrupt."""
+    if not data:
+        raise CorruptInstantError(file, "empty file (torn write?)")
+    try:
+        return decode(data)
+    except errors as e:
+        raise CorruptInstantError(file, f"{what} ({e})") from None
 
 
 def _hoodie_stat(s: WriteStat) -> dict[str, Any]:

@@ -53,6 +53,13 @@ class Instant:
         return self.state != COMPLETED
 
     @property
+    def completed_at(self) -> str:
+        """The completion time of an instant known to be completed (a pending one has none)."""
+        if self.completion_time is None:
+            raise ValueError(f"{self.file_name} is pending: it has no completion time")
+        return self.completion_time
+
+    @property
     def file_name(self) -> str:
         if self.state == COMPLETED:
             action = COMPLETED_AS.get(self.action, self.action)

@@ -37,7 +37,19 @@ def bank(
     reads, failed = list(reads), list(failed)
     if not reads and not failed:
         return CheckResult(NAME, "unknown", {"reason": "no bank reads were recorded"})
-    judged = [r for r in reads if r.get("total") is not None]
+
+    def judgeable(read: Mapping[str, Any]) -> bool:
+        """Its total, and the accounts it saw where it is to see them all."""
+        wants_accounts = read.get("expected_accounts", expected_accounts) is not None
+        return read.get("total") is not None and not (wants_accounts and "accounts" not in read)
+
+    def before_first_commit(read: Mapping[str, Any]) -> bool:
+        """Read before anything completed (no point in time, no row): it shows no balance
+        at all, so nothing to judge, neither a moved total nor a missing account."""
+        return read.get("read_at", "") is None and not read.get("rows")
+
+    before_first = [r for r in reads if before_first_commit(r)]
+    judged = [r for r in reads if not before_first_commit(r) and judgeable(r)]
     bad = []
     for read in judged:
         # An incremental pull sees only the transfers it covers: its own expectation
@@ -61,7 +73,8 @@ def bank(
         "expected_total": expected_total,
         "expected_accounts": expected_accounts,
         "bad_reads": {"count": len(bad), "items": capped(bad)},
-        "without_total": len(reads) - len(judged),
+        "without_total": len(reads) - len(judged) - len(before_first),  # or its accounts
+        "before_first_commit": len(before_first),
         "failed_reads": failures,
     }
     if bad:
@@ -72,7 +85,11 @@ def bank(
     )
     reasons = [
         (not reads, "every read failed"),
-        (len(judged) < len(reads), "reads without a total"),
+        (
+            len(judged) + len(before_first) < len(reads),
+            "reads without a total or the accounts they saw",
+        ),
+        (bool(reads) and not judged, "no read saw a committed table"),
         (bool(judged) and not saw_accounts, "no read saw an account"),
         (failure_reason is not None, failure_reason),
     ]

@@ -32,6 +32,11 @@ def _merged_batches(expected: Iterable[Mapping[str, Any]]) -> list[dict[str, Any
         )
         if (entry["start"], entry["end"]) != (int(b["start_offset"]), int(b["end_offset"])):
             raise ValueError(f"batch {b['batch_id']} was recorded with two different ranges")
+        if entry["end"] < entry["start"] or entry["start"] < 0:
+            raise ValueError(
+                f"batch {b['batch_id']} was recorded with the range "
+                f"[{entry['start']}, {entry['end']}): offsets run from 0 upwards"
+            )
         entry["certain"] = entry["certain"] or bool(b["certain"])
     return list(merged.values())
 

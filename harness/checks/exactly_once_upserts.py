@@ -110,6 +110,7 @@ def exactly_once_upserts(
             best_j, best = j, found
         if _mismatches(found) == 0:
             break
+    assert best is not None  # j = 0 always compares
     evidence = {
         "observed_rows": len(keys),
         "distinct_keys": len(uniq),

@@ -34,10 +34,24 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   not compared either: hudi-rs pulls read the active timeline only. `incremental_pulls`.
 - Both readers read only inside the cleaner's retention window (engine/table/cleaning.py):
   before it files are gone by design, so earlier points and pulls are not compared.
+- Merge order. When two instants wrote the same key into one file group (MOR log writes of
+  two writers do not conflict, and the pk check only refuses a key in ANOTHER group), the
+  engine's merge keeps the version of the instant that COMPLETED last (engine/layout/
+  file_slices.py `log_order`, completion-time semantics), hudi-rs the version of the one
+  REQUESTED last: its `InputSplit::new` (crates/core/src/file_group/reader_v2/
+  input_split.rs) re-sorts a slice's log files by the instant time in their names (as Java's
+  `HoodieLogFile.getLogFileComparator()`), and without an ordering field the merge mode is
+  COMMIT_TIME_ORDERING, where the record read last wins (reader_v2/record_merger.rs
+  `CommitTimeRecordMerger`). So where one instant was requested before the other and
+  completed after it, the key's row differs legitimately: such keys (`Contested`) are left
+  out of every read holding both instants (the snapshot; as-of points both completed by;
+  pulls holding both completions) and counted as skipped under `merge_order`, naming the
+  group and both instants. Every other key of those reads is still compared.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -78,6 +92,47 @@ class Pull:
     end: str
 
 
+@dataclass(frozen=True)
+class Contested:
+    """Keys two data instants both wrote into one file group in crossed order: `early` was
+    requested before `late` and completed after it. The engine keeps early's rows (completed
+    last), hudi-rs late's (requested last)."""
+
+    file_group: str
+    early: Completed
+    late: Completed
+    keys: pa.Array
+
+    def in_read(self, begin: str | None, end: str | None) -> bool:
+        """Both instants are in a read of the instants completed in (begin, end]."""
+        return (begin is None or self.late.completed > begin) and (
+            end is None or self.early.completed <= end
+        )
+
+    def evidence(self) -> dict[str, Any]:
+        return {
+            "file_group": self.file_group,
+            "requested_earlier_completed_later": self.early.requested,
+            "requested_later_completed_earlier": self.late.requested,
+            "keys": {"count": len(self.keys), "keys": _sorted(self.keys).to_pylist()},
+        }
+
+
+def crossed_pairs(instants: list[Completed]) -> list[tuple[Completed, Completed, list[str]]]:
+    """(early, late, their common file groups) for every two data instants where early was
+    requested before late and completed after it, and both wrote files into a group."""
+    data = sorted((i for i in instants if i.data), key=lambda i: i.requested)
+    pairs = []
+    for n, early in enumerate(data):
+        for late in data[n + 1 :]:
+            if late.requested >= early.completed:
+                break  # requested after early completed: neither it nor later ones cross
+            common = early.groups & late.groups
+            if late.completed < early.completed and common:
+                pairs.append((early, late, sorted(common)))
+    return pairs
+
+
 class Reads(Protocol):
     """A reader of the final table, projected to the compared columns."""
 
@@ -107,7 +162,7 @@ def time_travel_points(
             and any(j.data and j.groups & k.groups and j.completed >= k.requested for j in done)
         )
         if overtaken or pending:
-            why = {"as_of": c, "hudi_as_of": upto}
+            why: dict[str, Any] = {"as_of": c, "hudi_as_of": upto}
             if overtaken:
                 why["requested_earlier_completed_later"] = overtaken
             if pending:
@@ -202,6 +257,15 @@ def diff_rows(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any] | No
     return None if out.keys() == {"engine_rows", "hudi_rows"} else out
 
 
+def _without(rows: pa.Table, key: str, excluded: list[pa.Array]) -> pa.Table:
+    """`rows` but those whose key is in one of `excluded`."""
+    if not excluded or not rows.num_rows:
+        return rows
+    keys = rows.column(key)
+    drop = pa.concat_arrays([k.cast(keys.type) for k in excluded])
+    return rows.filter(pc.invert(pc.is_in(keys, value_set=drop)))
+
+
 def _like(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """hudi-rs's rows in the engine's column order and types (a type it cannot take is a
     difference: raises ValueError)."""
@@ -266,12 +330,15 @@ def hudi_reader(
     reader: str = "hudi-rs",
     limits: tuple[int, int] = (MAX_TIME_TRAVEL, MAX_PULLS),
     window_from: str | None = None,
+    contested: list[Contested] | None = None,
 ) -> CheckResult:
     """Compare the two readers on the snapshot, the comparable time-travel points and
     incremental pulls (at most `limits`). An error of hudi-rs on a read is a disagreement
     (the engine's table must be readable by Hudi); an error of the engine's own read
     propagates. `window_from`: the cleaner's retention boundary (None: nothing cleaned);
-    points and pulls before it are not compared."""
+    points and pulls before it are not compared. `contested`: keys the two readers merge in
+    different orders, left out of the reads that hold both of their instants."""
+    contested = contested or []
     points, tt_skipped = time_travel_points(instants)
     pulls, pull_skipped = incremental_pulls(instants)
     if window_from is not None:
@@ -288,29 +355,42 @@ def hudi_reader(
     chosen_pulls = spread(pulls, limits[1])
     disagreements: list[dict[str, Any]] = []
 
-    def compare(where: dict[str, Any], ours: Callable[[], pa.Table], theirs: Callable) -> int:
-        """Compare one read; the engine's row count."""
+    reads_excluding = 0
+
+    def compare(
+        where: dict[str, Any],
+        ours: Callable[[], pa.Table],
+        theirs: Callable,
+        read: tuple[str | None, str | None],
+    ) -> int:
+        """Compare one read of the instants completed in `read` = (begin, end]; the
+        engine's row count."""
+        nonlocal reads_excluding
         mine = ours()
+        excluded = [c.keys for c in contested if c.in_read(*read)]
+        reads_excluding += bool(excluded)
         try:
-            diff = diff_rows(mine, theirs(), key)
+            diff = diff_rows(_without(mine, key, excluded), _without(theirs(), key, excluded), key)
         except Exception as e:  # hudi-rs failed the read, or returned what cannot compare
             diff = {"error": f"{type(e).__name__}: {e}"}
         if diff:
             disagreements.append({**where, **diff})
         return mine.num_rows
 
-    snapshot_rows = compare({"read": "snapshot"}, engine.snapshot, hudi.snapshot)
+    snapshot_rows = compare({"read": "snapshot"}, engine.snapshot, hudi.snapshot, (None, None))
     for c, upto in chosen_points:
         compare(
             {"read": "time_travel", "as_of": c, "hudi_as_of": upto},
-            lambda c=c: engine.as_of(c),
-            lambda upto=upto: hudi.as_of(upto),
+            functools.partial(engine.as_of, c),
+            functools.partial(hudi.as_of, upto),
+            (None, c),
         )
     for p in chosen_pulls:
         compare(
             {"read": "incremental", "instant": p.instant, "begin": p.begin, "end": p.end},
-            lambda p=p: engine.incremental(p.begin, p.end),
-            lambda p=p: hudi.incremental(p.begin, p.end),
+            functools.partial(engine.incremental, p.begin, p.end),
+            functools.partial(hudi.incremental, p.begin, p.end),
+            (p.begin, p.end),
         )
     evidence = {
         "reader": reader,
@@ -325,6 +405,10 @@ def hudi_reader(
             "comparable": len(pulls),
             "compared": len(chosen_pulls),
             "skipped": {"count": len(pull_skipped), "items": capped(pull_skipped)},
+        },
+        "merge_order": {
+            "reads_excluding_keys": reads_excluding,
+            "skipped": {"count": len(contested), "items": capped(c.evidence() for c in contested)},
         },
         "disagreements": {"count": len(disagreements), "items": capped(disagreements)},
     }

@@ -5,13 +5,21 @@ hudi-rs cannot open counts against the engine."""
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from hudi import __version__ as hudi_version
 
 from engine.table import Table, cleaning
 from engine.timeline.instant import DATA_ACTIONS
-from harness.checks.hudi_reader import NAME, Completed, hudi_reader, read_limits
+from harness.checks.hudi_reader import (
+    NAME,
+    Completed,
+    Contested,
+    crossed_pairs,
+    hudi_reader,
+    read_limits,
+)
 from harness.checks.result import CheckResult
 
 PROPERTIES = ".hoodie/hoodie.properties"
@@ -99,7 +107,7 @@ def completed_instants(table: Table) -> list[Completed]:
     return [
         Completed(
             i.requested_time,
-            i.completion_time,
+            i.completed_at,
             i.action,
             data=i.action in DATA_ACTIONS,
             groups=frozenset(f.file_id for f in table.catalog.files_of(i)),
@@ -108,6 +116,36 @@ def completed_instants(table: Table) -> list[Completed]:
         for i in timeline.completed(include_archived=True)
         if i.action in VIEW_ACTIONS
     ]
+
+
+def contested_keys(table: Table, instants: list[Completed]) -> list[Contested]:
+    """Per file group, the keys both instants of a crossed pair wrote there (the two readers
+    keep different versions of them: harness/checks/hudi_reader.py, "Merge order")."""
+    key = table.config.key_field
+    by_time = {i.requested_time: i for i in table.timeline.completed(include_archived=True)}
+    # Files the cleaner deleted (by design): no compared read holds their rows, so they
+    # contest nothing (and reading them fails).
+    cleaned = cleaning.cleaned_files(table)
+
+    def keys(instant: Completed, group: str) -> pa.Array | None:
+        files = table.catalog.files_of(by_time[instant.requested])
+        parts = [
+            table.catalog.read_keys(f, key)
+            for f in files
+            if f.file_id == group and f.name not in cleaned
+        ]
+        return pa.chunked_array(parts).combine_chunks().unique() if parts else None
+
+    out = []
+    for early, late, groups in crossed_pairs(instants):
+        for g in groups:
+            mine, theirs = keys(early, g), keys(late, g)
+            if mine is None or theirs is None:
+                continue
+            both = pc.filter(mine, pc.is_in(mine, value_set=theirs))
+            if len(both):
+                out.append(Contested(g, early, late, both))
+    return out
 
 
 def check_table(table: Table) -> CheckResult:
@@ -136,13 +174,15 @@ def check_table(table: Table) -> CheckResult:
             "invalid",
             {"reader": READER, "table_version": version, "open_error": error},
         )
+    instants = completed_instants(table)
     result = hudi_reader(
-        completed_instants(table),
+        instants,
         EngineReads(table, columns),
         hudi,
         key,
         READER,
         read_limits(table.stored_rows()),
         cleaning.retained_from(table),
+        contested_keys(table, instants),
     )
     return CheckResult(NAME, result.verdict, {"table_version": version, **result.evidence})

@@ -42,6 +42,15 @@ def _judgeable(read: Mapping[str, Any]) -> bool:
     return "read_at" in read and isinstance(read.get("instants"), Mapping) and "rows" in read
 
 
+def _accounted(read: Mapping[str, Any]) -> bool:
+    """Its instants account for every row it returned: a row no instant accounts for could
+    be a dirty one, so a read whose counts disagree cannot show the absence of one."""
+    counts = list(read["instants"].values())
+    if not all(isinstance(n, int) for n in counts) or not isinstance(read["rows"], int):
+        return False
+    return sum(counts) == read["rows"]
+
+
 def _dirty(read: Mapping[str, Any], completed: Mapping[str, str]) -> dict[str, list[dict]]:
     """Rows the read returned of instants outside its window: never completed, completed
     after the read's point in time, or (a pull) completed at or before its begin."""
@@ -107,6 +116,11 @@ def isolation(
                 }
             )
     failures, failure_reason = failed_reads(reads, failed)
+    unaccounted = [
+        {**{k: r.get(k) for k in ("reader", *_WHERE)}, "rows": r["rows"]}
+        for r in judged
+        if not _accounted(r)
+    ]
     evidence = {
         "reads": len(reads),
         "compared": sum(
@@ -122,6 +136,7 @@ def isolation(
         "unjudged": _listed(
             [{k: r.get(k) for k in ("reader", *_WHERE)} for r in reads if not _judgeable(r)]
         ),
+        "unaccounted_rows": _listed(unaccounted),
         "failed_reads": failures,
     }
     if any(dirty.values()) or changed:
@@ -129,6 +144,7 @@ def isolation(
     reasons = [
         (not reads, "every read failed"),
         (len(judged) < len(reads), "reads without their point in time or instants"),
+        (bool(unaccounted), "reads whose rows their instants do not account for"),
         (bool(unmatched), "reads never repeated at the end"),
         (bool(judged) and not any(r["rows"] for r in judged), "no read returned a row"),
         (failure_reason is not None, failure_reason),

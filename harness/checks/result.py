@@ -22,7 +22,7 @@ class CheckResult:
 
 
 def capped(items: Iterable[Any], limit: int = MAX_LISTED) -> list[Any]:
-    out = []
+    out: list[Any] = []
     for item in items:
         if len(out) == limit:
             break

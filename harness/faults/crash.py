@@ -15,9 +15,9 @@ from typing import Any
 
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog
-from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
+from harness.scenario.faults import CoordinatorCrash
 
 CRASH_EXIT_CODE = 137
 
@@ -93,7 +93,7 @@ def record_writer_retry(
 
 
 def record_coordinator_crashes(
-    occurrences: list[Occurrence],
+    occurrences: list[Occurrence[CoordinatorCrash]],
     fired: FiredLog,
     history: HistoryWriter,
     elapsed_s: float,
@@ -106,11 +106,5 @@ def record_coordinator_crashes(
     if code != -signal.SIGKILL:
         return
     for o in occurrences:
-        if (
-            o.kind == FaultKind.COORDINATOR_CRASH
-            and fired.fired(o.label)
-            and fired.mark(exited(o.label))
-        ):
-            record_fault(
-                history, o, elapsed_s, pid=pid, exit_code=code, point=o.params.get("point")
-            )
+        if fired.fired(o.label) and fired.mark(exited(o.label)):
+            record_fault(history, o, elapsed_s, pid=pid, exit_code=code, point=o.fault.point)

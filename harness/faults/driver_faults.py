@@ -12,42 +12,44 @@ from concurrent.futures import Future
 from typing import Any
 
 from engine.clock import AdjustableClock, SystemClock
-from harness.faults.evidence import record_fault
-from harness.faults.fired import FiredLog, pause_reached, pause_resumed
-from harness.faults.kinds import FaultKind
-from harness.faults.schedule import Occurrence
+from harness.faults.evidence import FaultRecorder, record_fault
+from harness.faults.fired import FiredLog, ack_followed, pause_reached, pause_resumed
+from harness.faults.kinds import STALE_REPLAY_AFTER_S
+from harness.faults.schedule import F, Occurrence, of_kind
 from harness.faults.seams import table_seam_hook
 from harness.faults.skew import SkewApplier
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
+from harness.scenario.faults import (
+    ClockSkew,
+    CoordinatorCrash,
+    CoordinatorPause,
+    DelayAck,
+    DropAck,
+    StaleAck,
+    WriterCrash,
+)
 
-STALE_REPLAY_AFTER_S = 5.0
 # Delivers one ACK to the coordinator; its future is done once the coordinator handled it,
 # with the instants it committed (None: a stale ACK it ignored).
 Notify = Callable[[int], "Future[list[str] | None]"]
 PAUSE_WAIT_S = 60.0  # how long a driver at a pause seam waits for the runner to pause it
 
 
-class DriverFaults:
+class DriverFaults(FaultRecorder):
     def __init__(
         self,
-        occurrences: list[Occurrence],
+        occurrences: list[Occurrence[Any]],
         clock: RunClock,
         history: HistoryWriter,
         fired: FiredLog,
     ) -> None:
+        super().__init__(clock, history, fired)
         self.occ = occurrences
-        self.clock = clock
-        self.history = history
-        self.fired = fired
         # The coordinator's clock (instant and completion times), skewable at run time.
         self.coordinator_clock = AdjustableClock(SystemClock())
         self.skew = SkewApplier(
-            [
-                o
-                for o in occurrences
-                if o.kind == FaultKind.CLOCK_SKEW and o.target in ("coordinator", "all")
-            ],
+            [o for o in of_kind(occurrences, ClockSkew) if o.target in ("coordinator", "all")],
             {"coordinator": self.coordinator_clock},
             clock,
             history,
@@ -63,44 +65,39 @@ class DriverFaults:
     def elapsed(self) -> float:
         return self.clock.elapsed()
 
-    def _record(self, o: Occurrence, **evidence: Any) -> None:
-        record_fault(self.history, o, self.elapsed(), **evidence)
-
-    def _due(self, kind: str) -> list[Occurrence]:
+    def _due(self, model: type[F]) -> list[Occurrence[F]]:
         now = self.elapsed()
         return [
-            o
-            for o in self.occ
-            if o.kind == kind and o.at_s <= now and not self.fired.fired(o.label)
+            o for o in of_kind(self.occ, model) if o.at_s <= now and not self.fired.fired(o.label)
         ]
 
     # -- writer crashes ----------------------------------------------------------------
     def crash_points(self, batch_id: int) -> dict[int, tuple[str, str]]:
         """Writer tasks to hard-exit in this batch (first attempt only): task -> (point, label)."""
         points: dict[int, tuple[str, str]] = {}
-        for o in self._due("writer_crash"):
+        for o in self._due(WriterCrash):
             if self.fired.mark(o.label):
-                task = int(o.target.split(":")[1])
-                points[task] = (o.params.get("point", "mid_flush"), o.label)
+                task = int(o.fault.target.split(":")[1])
+                points[task] = (o.fault.point, o.label)
                 self.history.record("fault_armed", label=o.label, batch_id=batch_id, task=task)
         return points
 
     # -- coordinator crashes -----------------------------------------------------------
     def coordinator_hook(self, point: str, info: dict[str, Any]) -> None:
-        for o in self._due("coordinator_crash"):
-            if o.params.get("point") == point and self.fired.mark(o.label):
+        for o in self._due(CoordinatorCrash):
+            if o.fault.point == point and self.fired.mark(o.label):
                 # The runner records the fault once it sees this process exit by SIGKILL.
                 self.history.record(
                     "coordinator_crash_point", label=o.label, point=point, pid=os.getpid(), **info
                 )
                 os.kill(os.getpid(), signal.SIGKILL)  # a real crash of the driver
-        for o in self._due("coordinator_pause"):
-            if o.params.get("point") == point and self.fired.mark(pause_reached(o.label)):
+        for pause in self._due(CoordinatorPause):
+            if pause.fault.point == point and self.fired.mark(pause_reached(pause.label)):
                 # The runner stops this driver's process group (it records the fault) and
                 # starts a successor; the commit in hand continues once it resumes.
-                self.history.record("pause_reached", label=o.label, point=point, **info)
+                self.history.record("pause_reached", label=pause.label, point=point, **info)
                 deadline = time.monotonic() + PAUSE_WAIT_S
-                while not self.fired.fired(pause_resumed(o.label)):
+                while not self.fired.fired(pause_resumed(pause.label)):
                     if time.monotonic() > deadline:
                         break  # the runner never paused us (the run ended): go on
                     time.sleep(0.05)
@@ -108,29 +105,38 @@ class DriverFaults:
     # -- ACKs --------------------------------------------------------------------------
     def deliver_ack(self, batch_id: int, notify: Notify) -> None:
         """Send ACK `batch_id` to the coordinator, unless a fault drops or delays it."""
-        for kind in (FaultKind.DROP_ACK, FaultKind.DELAY_ACK, FaultKind.STALE_ACK):
-            for o in self._due(kind):
-                # Hits are claimed in the run's fired log: a restarted driver does not
-                # start the count again.
-                if not self.fired.take(o.label, int(o.params.get("count", 1))):
-                    continue
-                if kind == FaultKind.DROP_ACK:
-                    self._record(o, checkpoint_id=batch_id)
-                    self.history.record("ack", checkpoint_id=batch_id, action="dropped")
-                    return
-                if kind == FaultKind.DELAY_ACK:
-                    delay = float(o.params["delay_s"])
-                    self.history.record("ack_delayed", checkpoint_id=batch_id, delay_s=delay)
-                    self._deliver_later(o, batch_id, notify, delay, delay_s=delay)
-                    return
-                # stale_ack: deliver now, and replay the same ACK later (it must be a no-op)
-                self._deliver_later(
-                    o, batch_id, notify, STALE_REPLAY_AFTER_S, replay_after_s=STALE_REPLAY_AFTER_S
-                )
+        due: list[Occurrence[Any]] = [
+            *self._due(DropAck),
+            *self._due(DelayAck),
+            *self._due(StaleAck),
+        ]
+        for o in due:
+            fault: DropAck | DelayAck | StaleAck = o.fault
+            # Hits are claimed in the run's fired log: a restarted driver does not start
+            # the count again.
+            if not self.fired.take(o.label, fault.count):
+                continue
+            if isinstance(fault, DropAck):
+                self._record(o, checkpoint_id=batch_id)
+                self.history.record("ack", checkpoint_id=batch_id, action="dropped")
+                return
+            if isinstance(fault, DelayAck):
+                delay = fault.delay_s
+                self.history.record("ack_delayed", checkpoint_id=batch_id, delay_s=delay)
+                self._deliver_later(o, batch_id, notify, delay, delay_s=delay)
+                return
+            # stale_ack: deliver now, and replay the same ACK later (it must be a no-op)
+            self._deliver_later(
+                o, batch_id, notify, STALE_REPLAY_AFTER_S, replay_after_s=STALE_REPLAY_AFTER_S
+            )
+        # Every drop fault due now has had all its hits (else this ACK was dropped above):
+        # this delivery is the one that must subsume them.
+        for o in self._due(DropAck):
+            self.fired.mark(ack_followed(o.label))
         notify(batch_id)
 
     def _deliver_later(
-        self, o: Occurrence, batch_id: int, notify: Notify, after_s: float, **evidence: Any
+        self, o: Occurrence[Any], batch_id: int, notify: Notify, after_s: float, **evidence: Any
     ) -> None:
         """Deliver ACK `batch_id` in `after_s`; the fault is recorded once the coordinator
         has handled that ACK, with what it did. A driver that stops first never delivers
@@ -158,7 +164,7 @@ class DriverFaults:
 
     def _ack_handled(
         self,
-        o: Occurrence,
+        o: Occurrence[Any],
         batch_id: int,
         held_s: float,
         delivered_s: float,

@@ -38,3 +38,9 @@ def pause_reached(label: str) -> str:
 
 def pause_resumed(label: str) -> str:
     return f"{label}.resumed"
+
+
+# Dropped ACKs are followed once an ACK reached the coordinator after all of their hits:
+# the moment the subsume contract is put to the test (their batches commit with it).
+def ack_followed(label: str) -> str:
+    return f"{label}.followed"

@@ -1,9 +1,8 @@
 """Fault kinds as declared parts: for each kind, where it is applied, how `count` and a
 missing `duration_s` read, and what it records as evidence. Adding a fault kind means its
-scenario model (harness/scenario/faults.py: keys, targets, points) and one row here; the
-schedule, the processes that apply faults and `instantbench faults` read this.
-
-No pydantic here: executors import it (through the schedule and the storage faults).
+typed model (harness/scenario/faults.py: keys, defaults, targets, points; the schedule,
+the processes that apply faults and the evidence read its keys from it) and one row here;
+the schedule, those processes and `instantbench faults` read this.
 """
 
 from __future__ import annotations
@@ -52,7 +51,32 @@ class FaultPart:
     on_workers: bool = False  # targets cluster workers (worker:N), not writer tasks
 
 
-_SKEW_READ = ("read_ms", "true_ms", "skew_read_ms", "read_s", "reader", "wall_ms")
+# stale_ack: how long after an ACK its replay is delivered.
+STALE_REPLAY_AFTER_S = 5.0
+
+# The keys of a late ACK's evidence once the coordinator handled it.
+_HANDLED = ("delivered_s", "handled_s", "coordinator", "committed")
+_WORKER_KEYS = ("worker", "host", "pid", "container", "workers_before", "worker_after")
+
+
+def _ack(when: str, *keys: str) -> FaultPart:
+    """The pipeline driver applies and records it; `count` ACKs per occurrence."""
+    evidence = Evidence("the pipeline driver", when, ("checkpoint_id", *keys))
+    return FaultPart(("driver",), evidence, counted=True)
+
+
+def _storage(evidence: Evidence, counted: bool = False) -> FaultPart:
+    """The table's storage wrapper applies it in every process (an instant fault counts
+    `count` operations or files; else it lasts)."""
+    return FaultPart(("storage",), evidence, counted=counted, lasting=not counted)
+
+
+def _worker(shows: str) -> FaultPart:
+    """The runner applies it to a cluster worker and records it once the worker's status
+    shows it."""
+    evidence = Evidence("the runner", f"the worker's status shows it {shows}", _WORKER_KEYS)
+    return FaultPart(("runner",), evidence, on_workers=True)
+
 
 # A kind without a row fails tests/unit/harness/test_cli_discoverability.py.
 PARTS: dict[FaultKind, FaultPart] = {
@@ -84,7 +108,8 @@ PARTS: dict[FaultKind, FaultPart] = {
         ("batch_writers",),
         Evidence(
             "the batch writer (a thread of the runner)",
-            "it resumes: its lease was taken over while it stood at the point (or the wait ended)",
+            "it resumes after another writer took its lease over while it stood at the point "
+            "(none did within the wait, or the run ended: never recorded)",
             (
                 "point",
                 "paused_s",
@@ -96,68 +121,45 @@ PARTS: dict[FaultKind, FaultPart] = {
             ),
         ),
     ),
-    FaultKind.DROP_ACK: FaultPart(
-        ("driver",),
-        Evidence(
-            "the pipeline driver",
-            "the ACK is withheld (an `ack` event with action dropped; the next ACK must "
-            "subsume it)",
-            ("checkpoint_id",),
-        ),
-        counted=True,
+    FaultKind.DROP_ACK: _ack(
+        "the ACK is withheld (an `ack` event with action dropped; the next ACK must subsume it)",
     ),
-    FaultKind.DELAY_ACK: FaultPart(
-        ("driver",),
-        Evidence(
-            "the pipeline driver",
-            "the coordinator has handled the late ACK (a run that ends first records nothing)",
-            ("checkpoint_id", "delay_s", "delivered_s", "handled_s", "coordinator", "committed"),
-        ),
-        counted=True,
+    FaultKind.DELAY_ACK: _ack(
+        "the coordinator has handled the late ACK (a run that ends first records nothing)",
+        "delay_s",
+        *_HANDLED,
     ),
-    FaultKind.STALE_ACK: FaultPart(
-        ("driver",),
-        Evidence(
-            "the pipeline driver",
-            "the coordinator has handled the replayed ACK (`coordinator: ignored_stale`)",
-            (
-                "checkpoint_id",
-                "replay_after_s",
-                "delivered_s",
-                "handled_s",
-                "coordinator",
-                "committed",
-            ),
-        ),
-        counted=True,
+    FaultKind.STALE_ACK: _ack(
+        "the coordinator has handled the replayed ACK (`coordinator: ignored_stale`)",
+        "replay_after_s",
+        *_HANDLED,
     ),
     FaultKind.CLOCK_SKEW: FaultPart(
-        ("driver", "executors", "batch_writers", "runner"),
+        ("driver", "batch_writers"),
         Evidence(
-            "the process that reads the clock (driver, runner)",
-            "a generation, lock lease or heartbeat first reads the skewed clock (a clock nobody "
-            "reads in the window leaves no record); worker:N: the worker's libfaketime offset "
-            "is set, and the analysis adds `observed` from its tasks' clocks",
+            "the process that reads the clock (driver: the coordinator; runner: batch writers)",
+            "a time generation or a heartbeat first reads the skewed clock (a clock nobody "
+            "reads in the window leaves no record)",
             (
                 "offset_ms | drift_ppm | jump_ms",
-                *_SKEW_READ,
-                "worker, host, pid, container, workers_before, worker_after, "
-                "runner_wall_minus_mono_s, observed {tasks, skew_ms, skew_ms_before} (worker:N)",
+                "read_ms",
+                "true_ms",
+                "skew_read_ms",
+                "read_s",
+                "reader",
+                "wall_ms",
             ),
         ),
         lasting=True,
     ),
-    FaultKind.STORAGE_LATENCY: FaultPart(
-        ("storage",),
+    FaultKind.STORAGE_LATENCY: _storage(
         Evidence(
             "every process using the table's storage (listed once)",
             "an operation was held back, once per process",
             ("latency_ms", "first_op", "path", "held_ms", "pid"),
         ),
-        lasting=True,
     ),
-    FaultKind.STORAGE_ERROR: FaultPart(
-        ("storage",),
+    FaultKind.STORAGE_ERROR: _storage(
         Evidence(
             "the process whose operation failed",
             "the operation raised the injected error (mode lost_response: the storage lands the "
@@ -166,8 +168,7 @@ PARTS: dict[FaultKind, FaultPart] = {
         ),
         counted=True,
     ),
-    FaultKind.TORN_FILE: FaultPart(
-        ("storage",),
+    FaultKind.TORN_FILE: _storage(
         Evidence(
             "the writer task",
             "the data file was truncated on storage (read back)",
@@ -175,24 +176,8 @@ PARTS: dict[FaultKind, FaultPart] = {
         ),
         counted=True,
     ),
-    FaultKind.WORKER_KILL: FaultPart(
-        ("runner",),
-        Evidence(
-            "the runner",
-            "the worker's status shows it dead",
-            ("worker", "host", "pid", "container", "workers_before", "worker_after"),
-        ),
-        on_workers=True,
-    ),
-    FaultKind.WORKER_PAUSE: FaultPart(
-        ("runner",),
-        Evidence(
-            "the runner",
-            "the worker's status shows it stopped",
-            ("worker", "host", "pid", "container", "workers_before", "worker_after"),
-        ),
-        on_workers=True,
-    ),
+    FaultKind.WORKER_KILL: _worker("dead"),
+    FaultKind.WORKER_PAUSE: _worker("stopped"),
 }
 
 

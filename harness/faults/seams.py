@@ -3,16 +3,18 @@
 The engine reports anonymous seams on a table handle's fence hooks: `truetime_wait`
 (inside the TrueTime wait of any generated time), `after_checks` (a commit's OCC and key
 checks passed, before its completion time), `before_write` and `after_write` (of a
-timeline file or a claim, fenced or not). This module names them `<op>_<seam>`:
+timeline file, a claim or the generation record, fenced or not), `before_delete` (of a
+fenced delete). This module names them `<op>_<seam>`:
 
   op: instant (creating an instant: start_instant), commit (completing one), rollback,
-      compaction (scheduling and running one);
-  seam: truetime_wait, after_checks, or before_<file> with file = requested | inflight |
-      completed | claim (a rollback's claim of its target).
+      compaction (scheduling and running one), clean (a cleaner), archive (archival);
+  seam: truetime_wait, after_checks, before_delete, or before_<file> with file =
+      truetime (the generation record) | requested | inflight | completed | claim (a
+      rollback's claim of its target).
 
 Every gap between two storage operations of these paths is the gap before some write or
-inside the TrueTime wait, so these points (with the coordinator's own commit seams) are
-every seam where a paused holder can be resumed into a world that moved on.
+delete or inside the TrueTime wait, so these points (with the coordinator's own commit
+seams) are every seam where a paused holder can be resumed into a world that moved on.
 
 The operation is read off the call stack (the engine function that called the seam), which
 keeps the engine free of fault-injection plumbing beyond the three hooks; a renamed engine
@@ -24,10 +26,12 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import Any, get_args
 
 from engine.table.fencing import CLAIMS_DIR
 from engine.timeline.instant import parse_file_name
+from engine.timeline.sequence import TRUETIME_FILE
 from harness.faults.kinds import FaultKind
 from harness.scenario.faults import SHARED_WAIT_UNREACHED, TABLE_POINTS, CoordinatorPoint
 
@@ -35,6 +39,8 @@ from harness.scenario.faults import SHARED_WAIT_UNREACHED, TABLE_POINTS, Coordin
 _OPS: dict[tuple[str, str | None], str] = {
     ("rollback.py", None): "rollback",
     ("compaction.py", None): "compaction",
+    ("cleaning.py", None): "clean",
+    ("table.py", "archive"): "archive",
     ("table.py", "start_instant"): "instant",
     # An instant's REQUESTED and INFLIGHT, also when a commit starts the next instant in
     # its own hold (commit_and_start: engine.truetime.shared_wait).
@@ -49,7 +55,7 @@ Hook = Callable[[str, dict[str, Any]], None]
 
 
 def _operation() -> str | None:
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     for _ in range(_MAX_DEPTH):
         if frame is None:
             return None
@@ -66,6 +72,8 @@ def _operation() -> str | None:
 def _file_kind(path: str) -> str | None:
     if path.startswith(CLAIMS_DIR):
         return "claim"
+    if path == TRUETIME_FILE:
+        return "truetime"
     instant = parse_file_name(path.rsplit("/", 1)[-1])
     if instant is None:
         return None
@@ -74,7 +82,7 @@ def _file_kind(path: str) -> str | None:
 
 def point_of(seam: str, info: dict[str, Any]) -> str | None:
     """The named point of an engine seam (None: a seam no fault can name)."""
-    if seam in ("truetime_wait", "after_checks"):
+    if seam in ("truetime_wait", "after_checks", "before_delete"):
         suffix = seam
     elif seam == "before_write":
         kind = _file_kind(str(info.get("path", "")))

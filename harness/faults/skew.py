@@ -15,17 +15,10 @@ from typing import Any
 
 from engine.clock import AdjustableClock, SkewedRead
 from harness.faults.evidence import record_fault
-from harness.faults.fired import FiredLog
-from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
-
-SKEW_KEYS = ("offset_ms", "drift_ppm", "jump_ms")
-
-
-def _skew_params(o: Occurrence) -> dict[str, Any]:
-    return {k: o.params[k] for k in SKEW_KEYS if o.params.get(k) is not None}
+from harness.scenario.faults import ClockSkew
 
 
 def read_evidence(read: SkewedRead, read_s: float) -> dict[str, Any]:
@@ -46,7 +39,7 @@ class SkewApplier(threading.Thread):
 
     def __init__(
         self,
-        occurrences: list[Occurrence],
+        occurrences: list[Occurrence[ClockSkew]],
         clocks: dict[str, AdjustableClock],
         clock: RunClock,
         history: HistoryWriter,
@@ -56,29 +49,31 @@ class SkewApplier(threading.Thread):
         self.clocks = clocks
         self.clock = clock
         self.history = history
-        self.active: list[Occurrence] = []
+        self.active: list[Occurrence[ClockSkew]] = []
         self._stop = threading.Event()
         # clock name -> [(adjustment, occurrence, elapsed when set)] not read yet. The
         # mutex spans setting a skew and noting it, so a read cannot fall in between.
-        self._unread: dict[str, list[tuple[int, Occurrence, float]]] = {}
+        self._unread: dict[str, list[tuple[int, Occurrence[ClockSkew], float]]] = {}
         self._mutex = threading.Lock()
         for name, c in clocks.items():
             c.on_skewed_read = functools.partial(self._on_read, name)
 
-    def _targets(self, o: Occurrence) -> dict[str, AdjustableClock]:
-        if o.target == "all":
+    def _targets(self, o: Occurrence[ClockSkew]) -> dict[str, AdjustableClock]:
+        target = o.fault.target
+        if target == "all":
             return self.clocks
-        return {o.target: self.clocks[o.target]} if o.target in self.clocks else {}
+        return {target: self.clocks[target]} if target in self.clocks else {}
 
-    def _apply(self, o: Occurrence) -> None:
+    def _apply(self, o: Occurrence[ClockSkew]) -> None:
+        ((key, value),) = o.fault.skew.items()  # exactly one (ClockSkew's rule)
         for name, clock in self._targets(o).items():
+            setters = {
+                "offset_ms": clock.set_offset_ms,
+                "drift_ppm": clock.set_drift_ppm,
+                "jump_ms": clock.jump_ms,
+            }
             with self._mutex:
-                if o.params.get("offset_ms") is not None:
-                    adjustment = clock.set_offset_ms(float(o.params["offset_ms"]))
-                elif o.params.get("drift_ppm") is not None:
-                    adjustment = clock.set_drift_ppm(float(o.params["drift_ppm"]))
-                else:
-                    adjustment = clock.jump_ms(float(o.params["jump_ms"]))
+                adjustment = setters[key](value)
                 self._unread.setdefault(name, []).append((adjustment, o, self.clock.elapsed()))
 
     def _on_read(self, name: str, read: SkewedRead) -> None:
@@ -96,11 +91,11 @@ class SkewApplier(threading.Thread):
                 o,
                 set_s,
                 target=name,
-                **_skew_params(o),
+                **o.fault.skew,
                 **read_evidence(read, read_s),
             )
 
-    def _reset(self, o: Occurrence) -> None:
+    def _reset(self, o: Occurrence[ClockSkew]) -> None:
         with self._mutex:
             for name, clock in self._targets(o).items():
                 clock.reset()
@@ -125,48 +120,3 @@ class SkewApplier(threading.Thread):
     def stop(self) -> None:
         with self._mutex:
             self._stop.set()
-
-
-def skew_at_ms(o: Occurrence, elapsed_s: float) -> float:
-    """The clock offset an occurrence gives `elapsed_s` into the run (0 outside its window)."""
-    if not o.at_s <= elapsed_s < o.end_s:
-        return 0.0
-    if o.params.get("drift_ppm") is not None:
-        return float(o.params["drift_ppm"]) * (elapsed_s - o.at_s) * 1000 / 1e6
-    return float(o.params.get("offset_ms") or o.params.get("jump_ms") or 0.0)
-
-
-def targets_writer(o: Occurrence, task: int) -> bool:
-    return o.kind == FaultKind.CLOCK_SKEW and o.target in (f"writer:{task}", "all")
-
-
-def skew_task_clock(
-    occurrences: list[Occurrence],
-    clock: AdjustableClock,
-    task: int,
-    run_clock: RunClock,
-    history: HistoryWriter,
-    fired: FiredLog,
-) -> None:
-    """A writer task's engine clock for this task's lifetime (tasks live one micro-batch):
-    the skews active now. Each occurrence is recorded once per writer, when the task first
-    reads the skewed clock (writer tasks normally never do: `all` skews them all the same)."""
-    elapsed = run_clock.elapsed()
-    active = [o for o in occurrences if targets_writer(o, task) and skew_at_ms(o, elapsed)]
-    target = f"writer:{task}"
-
-    def on_read(read: SkewedRead) -> None:
-        for o in active:
-            if fired.mark(f"{o.label}.{target}"):
-                record_fault(
-                    history,
-                    o,
-                    elapsed,
-                    target=target,
-                    clock_skew_ms=sum(skew_at_ms(a, elapsed) for a in active),
-                    **_skew_params(o),
-                    **read_evidence(read, run_clock.elapsed()),
-                )
-
-    clock.on_skewed_read = on_read if active else None
-    clock.set_offset_ms(sum(skew_at_ms(o, elapsed) for o in active))

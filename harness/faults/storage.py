@@ -16,12 +16,12 @@ import time
 from typing import Any
 
 from engine.storage import ResponseLostError, Storage
-from harness.faults.evidence import record_fault
+from harness.faults.evidence import FaultRecorder
 from harness.faults.fired import FiredLog
-from harness.faults.kinds import FaultKind
-from harness.faults.schedule import Occurrence
+from harness.faults.schedule import Occurrence, of_kind
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
+from harness.scenario.faults import StorageError, StorageLatency, TornFile
 
 # Scenario op names -> the engine's hook op names.
 OPS = {"get": "read", "put": "put", "list": "list", "rename": "rename", "delete": "delete"}
@@ -32,23 +32,21 @@ class InjectedStorageError(OSError):
     """A storage operation failed because a `storage_error` fault said so."""
 
 
-class StorageFaults:
+class StorageFaults(FaultRecorder):
     def __init__(
         self,
-        occurrences: list[Occurrence],
+        occurrences: list[Occurrence[Any]],
         clock: RunClock,
         history: HistoryWriter,
         fired: FiredLog,
         base_latency_ms: float = 0.0,
         target: str | None = None,
     ) -> None:
-        self.latency = [o for o in occurrences if o.kind == FaultKind.STORAGE_LATENCY]
-        self.errors = [o for o in occurrences if o.kind == FaultKind.STORAGE_ERROR]
-        self.torn = [o for o in occurrences if o.kind == FaultKind.TORN_FILE and o.target == target]
-        self.clock = clock
-        self.history = history
+        super().__init__(clock, history, fired)  # counted hits: across all processes
+        self.latency = of_kind(occurrences, StorageLatency)
+        self.errors = of_kind(occurrences, StorageError)
+        self.torn = [o for o in of_kind(occurrences, TornFile) if o.target == target]
         self.base_latency_s = base_latency_ms / 1000.0
-        self.fired = fired  # counted faults are counted across all processes
         self._slowed: set[str] = set()  # latency occurrences already recorded here
         self._lock = threading.Lock()
 
@@ -58,21 +56,18 @@ class StorageFaults:
             storage.after_write_hooks.append(functools.partial(self._after_write, storage))
         return storage
 
-    def _take(self, o: Occurrence) -> bool:
+    def _take(self, o: Occurrence[StorageError] | Occurrence[TornFile]) -> bool:
         """Count one hit against a counted occurrence; False once its count is used up."""
-        return self.fired.take(o.label, int(o.params.get("count", 1)))
-
-    def _record(self, o: Occurrence, **evidence: Any) -> None:
-        record_fault(self.history, o, self.clock.elapsed(), **evidence)
+        return self.fired.take(o.label, o.fault.count)
 
     def _before(self, op: str, path: str) -> None:
         elapsed = self.clock.elapsed()
         delay = self.base_latency_s
         slowing = []
         for o in self.latency:
-            ops = o.params.get("ops")
+            ops = o.fault.ops
             if o.active(elapsed) and (ops is None or op in {OPS[x] for x in ops}):
-                delay += float(o.params["latency_ms"]) / 1000.0
+                delay += o.fault.latency_ms / 1000.0
                 slowing.append(o)
         if delay:
             started = time.monotonic()
@@ -80,15 +75,17 @@ class StorageFaults:
             held_ms = (time.monotonic() - started) * 1000
             for o in slowing:
                 self._record_latency_once(o, op, path, held_ms)
-        for o in self.errors:
-            if o.at_s <= elapsed and OPS[o.params["op"]] == op and self._take(o):
-                if o.params.get("mode") == "lost_response":  # the storage lands the put
-                    self._record(o, op=op, path=path, pid=os.getpid(), mode="lost_response")
+        for e in self.errors:
+            if e.at_s <= elapsed and OPS[e.fault.op] == op and self._take(e):
+                if e.fault.mode == "lost_response":  # the storage lands the put
+                    self._record(e, op=op, path=path, pid=os.getpid(), mode="lost_response")
                     raise ResponseLostError(f"injected lost response: {op} {path}")
-                self._record(o, op=op, path=path, pid=os.getpid())
+                self._record(e, op=op, path=path, pid=os.getpid())
                 raise InjectedStorageError(f"injected storage error: {op} {path}")
 
-    def _record_latency_once(self, o: Occurrence, op: str, path: str, held_ms: float) -> None:
+    def _record_latency_once(
+        self, o: Occurrence[StorageLatency], op: str, path: str, held_ms: float
+    ) -> None:
         """After the first operation this process held back (the op then goes ahead)."""
         with self._lock:
             if o.label in self._slowed:
@@ -96,7 +93,7 @@ class StorageFaults:
             self._slowed.add(o.label)
         self._record(
             o,
-            latency_ms=o.params["latency_ms"],
+            latency_ms=o.fault.latency_ms,
             first_op=op,
             path=path,
             held_ms=round(held_ms, 1),
@@ -107,10 +104,10 @@ class StorageFaults:
         if not path.endswith(DATA_SUFFIX):
             return
         elapsed = self.clock.elapsed()
-        for o in self.torn:
-            if o.at_s <= elapsed and self._take(o):
+        for t in self.torn:
+            if t.at_s <= elapsed and self._take(t):
                 size, landed = _truncate(storage, path)
-                self._record(o, path=path, size=size, truncated_to=landed, pid=os.getpid())
+                self._record(t, path=path, size=size, truncated_to=landed, pid=os.getpid())
 
 
 def _truncate(storage: Storage, path: str) -> tuple[int, int]:

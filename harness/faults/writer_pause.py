@@ -26,11 +26,11 @@ from typing import Any
 
 from engine.lock import LockProvider
 from harness.faults.evidence import record_fault
-from harness.faults.kinds import FaultKind
-from harness.faults.schedule import Occurrence
+from harness.faults.schedule import Occurrence, of_kind
 from harness.faults.seams import table_seam_hook
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
+from harness.scenario.faults import BatchWriterPause
 
 # Past duration_s, how much longer it waits for the lease to be taken over.
 TAKEOVER_WAIT_S = 30.0
@@ -42,7 +42,7 @@ class WriterPause:
 
     def __init__(
         self,
-        occurrences: list[Occurrence],
+        occurrences: list[Occurrence[BatchWriterPause]],
         clock: RunClock,
         history: HistoryWriter,
         lock: LockProvider,
@@ -57,16 +57,18 @@ class WriterPause:
     def at_point(self, point: str, info: dict[str, Any]) -> None:
         elapsed = self.clock.elapsed()
         for o in list(self.pending):
-            if o.params.get("point") == point and o.at_s <= elapsed:
+            if o.fault.point == point and o.at_s <= elapsed:
                 self.pending.remove(o)
                 self._pause(o, point, elapsed, info)
 
-    def _pause(self, o: Occurrence, point: str, start_s: float, info: dict[str, Any]) -> None:
+    def _pause(
+        self, o: Occurrence[BatchWriterPause], point: str, start_s: float, info: dict[str, Any]
+    ) -> None:
         token = getattr(self.lock, "token", None)
         self.history.record("pause_reached", label=o.label, point=point, token=token, **info)
         self._renewal(suspended=True)
         t0 = self.monotonic()
-        duration = float(o.params.get("duration_s") or 0)
+        duration = o.fault.duration_s
         taken_by = None
         while not self.stop.is_set():
             waited = self.monotonic() - t0
@@ -76,6 +78,11 @@ class WriterPause:
                     break
             self.stop.wait(POLL_S)
         self._renewal(suspended=False)
+        if taken_by is None:
+            # Nobody took the lock over (the run ended first, or no writer wanted it within
+            # the wait): the writer never was a stale holder, so the fault had no effect and
+            # stays unapplied (the run is unknown, not valid).
+            return
         record_fault(
             self.history,
             o,
@@ -83,7 +90,7 @@ class WriterPause:
             point=point,
             paused_s=round(self.monotonic() - t0, 3),
             token=token,
-            lease_taken_over=taken_by is not None,
+            lease_taken_over=True,
             taken_by=taken_by,
             **info,
         )
@@ -101,15 +108,11 @@ class WriterPause:
 
 
 def install_writer_pauses(
-    occurrences: list[Occurrence], writers: list[Any], clock: RunClock, history: HistoryWriter
+    occurrences: list[Occurrence[Any]], writers: list[Any], clock: RunClock, history: HistoryWriter
 ) -> None:
     """Hook each batch writer's `batch_writer_pause` occurrences into its table."""
     for writer in writers:
-        mine = [
-            o
-            for o in occurrences
-            if o.kind == FaultKind.BATCH_WRITER_PAUSE and o.target == writer.name_
-        ]
+        mine = [o for o in of_kind(occurrences, BatchWriterPause) if o.target == writer.name_]
         if mine:
             pause = WriterPause(mine, clock, history, writer.table.lock, writer.stop_event)
             writer.table.fence.hooks.append(pause.hook)

@@ -141,7 +141,7 @@ def run_capacity(
     out: Path,
     quiet: bool = False,
     grid: CapacityGrid | None = None,
-    on_run: Callable[[RunOutcome], None] | None = None,
+    on_run: Callable[[RunOutcome], object] | None = None,
 ) -> CapacityResult:
     """Raises ValueError for a scenario or grid that cannot be swept (CLI: exit 2)."""
     if scenario.matrix:

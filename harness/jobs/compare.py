@@ -64,7 +64,7 @@ def run_comparison(
     out: Path,
     repeat: int | None = None,
     quiet: bool = False,
-    on_run: Callable[[RunOutcome], None] | None = None,
+    on_run: Callable[[RunOutcome], object] | None = None,
     params: CompareParams | None = None,
 ) -> Comparison:
     variants = expand_matrix(scenario)

@@ -88,7 +88,7 @@ def run_nightly(
     suite: Path,
     store: Path,
     quiet: bool = False,
-    on_run: Callable[[RunOutcome], None] | None = None,
+    on_run: Callable[[RunOutcome], object] | None = None,
 ) -> NightlyResult:
     """Raises SuiteError (harness.jobs.suite) for a suite file that cannot be run."""
     loaded = load_suite(suite)
@@ -194,7 +194,7 @@ def _run_entry(
     entry: SuiteEntry,
     runs_dir: Path,
     quiet: bool,
-    on_run: Callable[[RunOutcome], None] | None,
+    on_run: Callable[[RunOutcome], object] | None,
     job: JobProgress,
 ) -> list[RunRecord]:
     records = []

@@ -69,7 +69,11 @@ def judge_point(rate: float, config: Config, result: dict[str, Any], slo: SloSpe
         point.reason = f"verdict {point.verdict}" + (f": {error}" if error else "")
     elif slo.freshness_p99_s is not None and point.freshness_p99_s is None:
         point.reason = "no freshness measured"
-    elif slo.freshness_p99_s is not None and point.freshness_p99_s > slo.freshness_p99_s:
+    elif (
+        slo.freshness_p99_s is not None
+        and point.freshness_p99_s is not None
+        and point.freshness_p99_s > slo.freshness_p99_s
+    ):
         point.reason = (
             f"freshness p99 {point.freshness_p99_s:.1f} s > SLO {slo.freshness_p99_s:g} s"
         )

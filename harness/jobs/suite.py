@@ -24,7 +24,7 @@ from pydantic import Field, ValidationError
 
 from harness.jobs.regression import DetectorParams
 from harness.scenario import Scenario, ScenarioError, load_scenario, read_raw
-from harness.scenario.base import PosFloat, PosInt, Strict
+from harness.scenario.base import Count, PosFloat, PosInt, PosSeconds, Strict
 from harness.scenario.errors import problems_from_validation
 from harness.scenario.model import CheckName
 
@@ -54,7 +54,7 @@ class EntrySpec(Strict):
     """--set overrides (dotted keys), e.g. [duration_s=20]."""
     id: Name | None = None
     """The history series' name; none: the scenario's name (overrides do not change it)."""
-    repeat: PosInt = 1
+    repeat: Count = 1
     """Runs per night; the night's value is their median."""
     expect: Expectation | None = None
     """What every run of the entry must conclude; none: valid. A run that concludes
@@ -68,7 +68,7 @@ class BenchmarkSpec(Strict):
     """The benchmarks' folder, relative to the suite file."""
     args: list[str] = Field(default_factory=list)
     """Extra pytest arguments."""
-    timeout_s: PosFloat = 900
+    timeout_s: PosSeconds = 900
     """How long they may take (s)."""
 
 

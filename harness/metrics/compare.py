@@ -167,7 +167,7 @@ def _metric(
         return result
     a, b = result["a"], result["b"]
     result["diff"] = num(b - a)
-    result["delta_pct"] = num(_relative(np.array(b - a), np.array(a)))
+    result["delta_pct"] = num(float(_relative(np.array(b - a), np.array(a))))
     if len(kept) < p.min_pairs:
         return result
     rng = np.random.default_rng([p.seed, seed])

@@ -44,7 +44,8 @@ def _spread_cap_s(ev: pd.DataFrame, params: MetricParams) -> float:
     start = of_kind(ev, Kind.RUN_START)
     recorded = start["checkpoint_interval_s"].iloc[0] if "checkpoint_interval_s" in start else None
     commits = of_kind(ev, Kind.COMMIT)
-    return spread_cap_s(None if pd.isna(recorded) else float(recorded), commits.get("t", []))
+    interval = None if recorded is None or pd.isna(recorded) else float(recorded)
+    return spread_cap_s(interval, commits.get("t", []))
 
 
 def timeseries(events: Records, params: MetricParams | None = None) -> pd.DataFrame:

@@ -2,14 +2,14 @@
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
 
 from harness.history_events import Kind
 
-Records = pd.DataFrame | Iterable[Mapping[str, Any]]
+Records: TypeAlias = pd.DataFrame | Iterable[Mapping[str, Any]]
 
 
 def as_frame(records: Records) -> pd.DataFrame:

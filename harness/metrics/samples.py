@@ -48,7 +48,7 @@ def run_samples(events: Records, params: MetricParams | None = None) -> RunSampl
     seconds = np.arange(len(frame))
     sources = {name: _samples(frame[name].to_numpy(float), seconds) for name in SERIES}
 
-    def per_event(kind: str, column: str) -> Samples:
+    def per_event(kind: Kind, column: str) -> Samples:
         found = window.measured(of_kind(ev, kind))
         if column not in found or not len(found):
             return _samples(np.empty(0), np.empty(0, int))

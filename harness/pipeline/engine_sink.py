@@ -176,10 +176,9 @@ class EngineSink:
             op=self.cfg.op,
             write_batch_rows=self.cfg.write_batch_rows,
             safety=self.cfg.safety,
-            t0=self.faults.clock.t0,
+            t0=self.faults.clock.start(),  # fixed already by the source's first offset
             crash_points=self.faults.crash_points(batch_id),
             storage_faults=[o.to_dict() for o in self.faults.occ if o.kind in STORAGE_KINDS],
-            clock_skews=[o.to_dict() for o in self.faults.occ if o.kind == FaultKind.CLOCK_SKEW],
             storage_latency_ms=self.cfg.storage_latency_ms,
             fired_dir=self.cfg.fired_dir,
         )

@@ -6,16 +6,13 @@ cached per worker process, which Spark reuses across tasks.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from pyspark import TaskContext
 
-from engine.clock import AdjustableClock, SystemClock
 from engine.config import Safety
 from engine.stream.state import WriterStateStore
 from engine.stream.transport.rpc import Endpoint, RpcCoordinatorClient
@@ -24,15 +21,13 @@ from engine.table import Table
 from harness.faults.crash import record_writer_retry, writer_crash_hook
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
-from harness.faults.skew import skew_task_clock
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
-from harness.pipeline.raw_sink import task_result
+from harness.pipeline.raw_sink import task_attempt, task_result
 from harness.pipeline.routing import without_route
 from harness.run_clock import RunClock
 
 _TABLES: dict[str, Table] = {}
-_CLOCKS: dict[str, AdjustableClock] = {}  # each cached table's engine clock (clock_skew)
 _CLIENTS: dict[Endpoint, RpcCoordinatorClient] = {}
 
 
@@ -54,7 +49,6 @@ class TaskConfig:
     # Storage fault occurrences and the constant storage latency (harness.faults.storage).
     storage_faults: list[dict[str, Any]] = field(default_factory=list)
     storage_latency_ms: float = 0.0
-    clock_skews: list[dict[str, Any]] = field(default_factory=list)  # writer:N and all
     fired_dir: str = ""  # counted faults are counted across processes (harness.faults.fired)
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,10 +59,8 @@ def _table(cfg: TaskConfig, task: int, history: HistoryWriter) -> Table:
     key = f"{cfg.table_path}#{task}"  # storage faults can target one writer
     table = _TABLES.get(key)
     if table is None:
-        _CLOCKS[key] = AdjustableClock(SystemClock())
         table = Table.open(
             cfg.table_path,
-            clock=_CLOCKS[key],
             safety=Safety(**cfg.safety),
             writer_id=f"writer:{task}",
             new_keys_by_bucket=True,  # where harness.pipeline.routing sent them
@@ -83,14 +75,6 @@ def _table(cfg: TaskConfig, task: int, history: HistoryWriter) -> Table:
             target=f"writer:{task}",
         ).install(table.storage)
         _TABLES[key] = table
-    skew_task_clock(
-        [Occurrence.from_dict(o) for o in cfg.clock_skews],
-        _CLOCKS[key],
-        task,
-        RunClock(t0=cfg.t0),
-        history,
-        FiredLog(cfg.fired_dir),
-    )
     return table.reload()
 
 
@@ -105,19 +89,8 @@ def _client(cfg: TaskConfig) -> RpcCoordinatorClient:
 def write_with_engine(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any]):
     """mapInArrow body: stream this partition of the micro-batch through a WriterTask."""
     config = TaskConfig(**cfg)
-    ctx = TaskContext.get()
-    task, attempt = ctx.partitionId(), ctx.attemptNumber()
+    task, attempt = task_attempt()
     history = HistoryWriter(config.history_dir, f"writer:{task}")
-    # This process's wall clock against the (never faked) monotonic clock, which all
-    # processes of the machine share: shows a worker's process-level clock skew.
-    history.record(
-        "task_clock",
-        batch_id=config.batch_id,
-        task=task,
-        attempt=attempt,
-        host=os.environ.get("SPARK_LOCAL_IP"),
-        wall_minus_mono_s=time.time() - time.monotonic(),
-    )
     fired = FiredLog(config.fired_dir)
     record_writer_retry(
         config.crash_points, task, attempt, config.batch_id, time.time() - config.t0, history, fired
@@ -138,6 +111,9 @@ def write_with_engine(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any])
         ),
         offset_field="event_id",
         event_time_field="event_time",
+        # COW inserts: a flush is a row group of the task's one file of the batch, closed
+        # and reported at the barrier (engine/table/appender.py); other writes a file each.
+        row_group_flushes=True,
     )
     writer.initialize_state(restored=config.restored)
     rows, newest = 0, 0.0

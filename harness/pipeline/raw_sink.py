@@ -28,10 +28,17 @@ def task_result(task: int, attempt: int, rows: int, files: int, max_event_time: 
     )
 
 
+def task_attempt() -> tuple[int, int]:
+    """The running Spark task's partition and attempt number (only inside a task)."""
+    ctx = TaskContext.get()
+    if ctx is None:
+        raise RuntimeError("not inside a Spark task")
+    return ctx.partitionId(), ctx.attemptNumber()
+
+
 def write_raw_parquet(batches: Iterator[pa.RecordBatch], *, out_dir: str, batch_id: int):
     """mapInArrow body: one Parquet file per task attempt and micro-batch."""
-    ctx = TaskContext.get()
-    task, attempt = ctx.partitionId(), ctx.attemptNumber()
+    task, attempt = task_attempt()
     target = Path(out_dir) / f"batch={batch_id}"
     target.mkdir(parents=True, exist_ok=True)
     path = target / f"part-{task:04d}-a{attempt}.parquet"

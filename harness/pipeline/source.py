@@ -47,7 +47,9 @@ class EventStreamReader(DataSourceStreamReader):
         # instant instead of waiting for tasks that never ran.
         return [_Slice(p, start, end) for p in range(self.spec.partitions)]
 
-    def read(self, partition: _Slice) -> Iterator:
+    def read(self, partition: InputPartition) -> Iterator:
+        if not isinstance(partition, _Slice):  # what `partitions` returned
+            raise TypeError(f"not a slice of this source: {partition!r}")
         s, e = partition.start, partition.end
         yield generate(self.spec, partition.partition, s["offset"], e["offset"], s["t"], e["t"])
 

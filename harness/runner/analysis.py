@@ -8,7 +8,6 @@ from typing import Any
 from harness.checks import CheckResult, combine_verdicts
 from harness.checks.result import capped
 from harness.faults.kinds import LASTING_KINDS
-from harness.faults.worker_clock import observed_worker_skew
 from harness.history import load_events, read_series
 from harness.history_events import Kind
 from harness.metrics import MetricParams, compute_metrics
@@ -21,7 +20,6 @@ from harness.runner.per_second import write_per_second
 from harness.runner.rundir import RunPaths
 from harness.runner.table_store import storage_environment
 from harness.scenario import Scenario
-from harness.scenario.faults import is_worker_skew
 
 
 def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -36,28 +34,17 @@ def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if lasting and key in seen:
             continue
         seen.add(key)
-        evidence = dict(e.get("evidence", {}))
-        if is_worker_skew(e.get("fault_kind", ""), e.get("target")):
-            evidence["observed"] = observed_worker_skew(e, events)
         out.append(
             {
                 "kind": e.get("fault_kind"),
                 "target": e.get("target"),
                 "start_s": e.get("start_s"),
                 "end_s": e.get("end_s"),
-                "applied": _applied(e, events),
-                "evidence": evidence,
+                "applied": bool(e.get("applied")),
+                "evidence": dict(e.get("evidence", {})),
             }
         )
     return out
-
-
-def _applied(e: dict[str, Any], events: list[dict[str, Any]]) -> bool:
-    """A worker's clock skew is set by the runner; it counts once the worker's tasks were
-    seen running with it (every other fault event is written after its effect)."""
-    if is_worker_skew(e.get("fault_kind", ""), e.get("target")):
-        return bool(e.get("applied")) and observed_worker_skew(e, events)["tasks"] > 0
-    return bool(e.get("applied"))
 
 
 def _distrust(results: list[CheckResult], problems: list[str]) -> list[CheckResult]:
@@ -81,7 +68,7 @@ def _distrust(results: list[CheckResult], problems: list[str]) -> list[CheckResu
 
 
 def _faults_not_applied(scenario: Scenario, events: list[dict[str, Any]]) -> list[str]:
-    applied = {e.get("label") for e in events if e["kind"] == Kind.FAULT and _applied(e, events)}
+    applied = {e.get("label") for e in events if e["kind"] == Kind.FAULT and e.get("applied")}
     return [o.label for o in fault_occurrences(scenario) if o.label not in applied]
 
 

@@ -30,7 +30,7 @@ def event_spec(scenario: Scenario) -> EventSpec:
 
 def fault_occurrences(scenario: Scenario) -> list[Occurrence]:
     return expand(
-        [f.model_dump(mode="json") for f in scenario.faults],
+        scenario.faults,
         scenario.seed,
         scenario.run_s,
         scenario.engine.writers,

@@ -65,6 +65,13 @@ class DriverProcess:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
+    def signal_group(self, sig: signal.Signals) -> int:
+        """Send `sig` to the started driver's process group (a pause, a resume); its pid."""
+        if self.proc is None:
+            raise RuntimeError(f"driver {self.marker} was never started")
+        os.killpg(self.proc.pid, sig)
+        return self.proc.pid
+
     def exit_code(self) -> int | None:
         return self.proc.poll() if self.proc else None
 

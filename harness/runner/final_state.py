@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from engine.errors import CorruptInstantError
-from engine.layout.file_names import parse_data_file
+from engine.layout.file_names import data_file
 from engine.table import Table, cleaning
 from engine.timeline.instant import Instant
 from engine.timeline.sequence import StoredLastGenerated, generated_times
@@ -88,7 +88,7 @@ def _cow_bases(table: Table, instant: Instant) -> list[dict[str, Any]]:
                 "file_name": stat.file_name,
                 "prev_file": prev,
                 "prev_same_instant": prev is not None
-                and parse_data_file(prev).instant == instant.requested_time,
+                and data_file(prev).instant == instant.requested_time,
             }
         )
     return out

@@ -64,11 +64,11 @@ def _ack_history(events: list[dict[str, Any]]) -> tuple[int, dict[int, str]]:
     }
     lost: dict[int, str] = {}
     for e in events:
-        c = e.get("checkpoint_id")
         if e["kind"] == Kind.ACK and e["action"] == "dropped":
-            lost[c] = "dropped by a fault"
-        elif e["kind"] == Kind.ACK_DELAYED and c not in received:
-            lost[c] = f"delayed {e.get('delay_s')} s by a fault and not delivered before the end"
+            lost[e["checkpoint_id"]] = "dropped by a fault"
+        elif e["kind"] == Kind.ACK_DELAYED and e["checkpoint_id"] not in received:
+            delay = e.get("delay_s")
+            lost[e["checkpoint_id"]] = f"delayed {delay} s by a fault, not delivered before the end"
     return max(received, default=-1), lost
 
 
@@ -133,7 +133,7 @@ def expected_batches(
     truth = GroundTruth([], record, disagreements=_disagreements(events, record))
     for b in record.batches:
         reason = _uncertainty(b, raw_sink, last_ack, lost)
-        entry = {
+        entry: dict[str, Any] = {
             "batch_id": b.batch_id,
             "start_offset": b.start_offset * legs,
             "end_offset": b.end_offset * legs,

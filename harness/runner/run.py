@@ -12,8 +12,8 @@ from pathlib import Path
 from engine.clock import AdjustableClock
 from engine.errors import EngineError
 from harness.faults.fired import FiredLog
-from harness.faults.kinds import FaultKind
-from harness.faults.schedule import Occurrence
+from harness.faults.schedule import Occurrence, of_kind
+from harness.faults.settle import unsettled
 from harness.faults.skew import SkewApplier
 from harness.faults.storage import StorageFaults
 from harness.faults.writer_pause import install_writer_pauses
@@ -32,12 +32,13 @@ from harness.runner.supervisor import Supervisor
 from harness.runner.table_setup import set_up_table
 from harness.runner.table_store import TableStore
 from harness.scenario import Scenario
-from harness.scenario.faults import is_worker_skew
+from harness.scenario.faults import ClockSkew
 from harness.workload.background import Background, start_background
 
 STARTUP_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 120
 SETTLE_LIMIT_S = 180  # past its duration, a run waits at most this long for a paused driver
+# or for a fault's effect (harness/faults/settle.py)
 # After SIGINT / SIGTERM: how long the driver may take to stop on its own before it and
 # its processes are killed (`docker stop` and CI time-outs kill everything after ~10 s).
 INTERRUPT_STOP_S = 5
@@ -79,8 +80,8 @@ def _runner_skew(scenario, background: Background, t0: float, history) -> SkewAp
     clocks: dict[str, AdjustableClock] = {w.name_: w.clock for w in background.writers}
     skews = [
         o
-        for o in fault_occurrences(scenario)
-        if o.kind == FaultKind.CLOCK_SKEW and (o.target in clocks or o.target == "all")
+        for o in of_kind(fault_occurrences(scenario), ClockSkew)
+        if o.fault.target in clocks or o.fault.target == "all"
     ]
     return SkewApplier(skews, clocks, RunClock(t0=t0), history)
 
@@ -147,15 +148,12 @@ def start_cluster(scenario: Scenario, paths: RunPaths):
         return None
     from infra.cluster import backend_for
 
-    # Workers run under libfaketime only when a fault will skew their clocks.
-    skewed = any(is_worker_skew(f.kind, getattr(f, "target", "")) for f in scenario.faults)
     cluster = backend_for(
         scenario.cluster.backend,
         scenario.cluster.workers,
         scenario.cluster.cores_per_worker,
         paths.root / "cluster",
         mounts=[paths.root, paths.table],
-        clock_control=skewed,
     )
     cluster.up()
     return cluster
@@ -172,14 +170,16 @@ def _run(scenario, paths, variant, quiet, master, cluster, store: TableStore) ->
     cfg.spark_conf.update(store.executor_env())  # an object store's credentials
     cfg_path = paths.control / "driver.json"
     cfg.save(cfg_path)
+    occurrences = fault_occurrences(scenario)
+    fired = FiredLog(cfg.fired_dir)
     supervisor = Supervisor(
         cfg_path,
         Path(cfg.stop_file),
         Path(cfg.status_file),
         paths.logs,
         history,
-        fault_occurrences(scenario),
-        FiredLog(cfg.fired_dir),
+        occurrences,
+        fired,
         cluster=cluster,
         env=cluster.info.driver_env if cluster is not None else None,
     )
@@ -213,19 +213,18 @@ def _run(scenario, paths, variant, quiet, master, cluster, store: TableStore) ->
             )
             skew = _runner_skew(scenario, background, t0, history)
             skew.start()
-            install_writer_pauses(
-                fault_occurrences(scenario), background.writers, RunClock(t0=t0), history
-            )
+            install_writer_pauses(occurrences, background.writers, RunClock(t0=t0), history)
             last_rows, next_sample = 0, t0 + 1.0
             while (now := time.time()) < t0 + scenario.run_s or (
-                supervisor.settling() and now < t0 + scenario.run_s + SETTLE_LIMIT_S
+                (supervisor.settling() or unsettled(occurrences, fired, scenario.run_s))
+                and now < t0 + scenario.run_s + SETTLE_LIMIT_S
             ):
                 supervisor.tick()
                 if now >= next_sample:
                     status = _read_status(status_file)
                     rows = int(status.get("rows_committed", last_rows))
                     elapsed = now - t0
-                    faults = [o.label for o in fault_occurrences(scenario) if o.active(elapsed)]
+                    faults = [o.label for o in occurrences if o.active(elapsed)]
                     sample = {
                         "t": now,
                         "elapsed_s": elapsed,

@@ -98,6 +98,8 @@ def _snapshot_frame(spark, job: SparkCheckJob, columns: list[str]):
     file_ids = table.file_ids(job.as_of)
     schema = table.schema
     table.close()
+    if schema is None:
+        raise RuntimeError(f"{job.table_path}: no schema (nothing committed)")
     groups = spark.createDataFrame([(f,) for f in file_ids], "file_id string")
     groups = groups.repartition(max(1, min(len(file_ids), spark.sparkContext.defaultParallelism)))
     from pyspark.sql.pandas.types import from_arrow_schema

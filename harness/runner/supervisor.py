@@ -4,7 +4,6 @@ resumes from its checkpoint location), and applies the process-level faults."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import threading
 import time
@@ -15,16 +14,17 @@ from typing import Any
 from harness.faults.crash import record_coordinator_crashes
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog, pause_reached, pause_resumed
-from harness.faults.kinds import WORKER_KINDS, FaultKind
 from harness.faults.observe import wait_stopped, worker_effect
-from harness.faults.schedule import Occurrence
+from harness.faults.schedule import Occurrence, of_kind
 from harness.history import HistoryWriter
 from harness.runner.driver_process import DriverProcess, reap_drivers
-from harness.scenario.faults import is_worker_skew
+from harness.scenario.faults import CoordinatorCrash, CoordinatorPause, WorkerKill, WorkerPause
 
 MAX_RESTARTS = 10
 ZOMBIE_GRACE_S = 8.0  # how long a resumed zombie driver runs before it is reaped
-WORKER_RESTART_S = 5.0  # a killed worker's default time down
+WORKER_RESTART_S = 5.0  # a killed worker's time down
+# A paused driver, its pause and when (elapsed s) it may resume.
+_Zombie = tuple[DriverProcess, Occurrence[CoordinatorPause], float]
 
 
 class Supervisor:
@@ -35,7 +35,7 @@ class Supervisor:
         status_file: Path,
         logs: Path,
         history: HistoryWriter,
-        occurrences: list[Occurrence],
+        occurrences: list[Occurrence[Any]],
         fired: FiredLog,
         cluster: Any = None,
         env: dict[str, str] | None = None,
@@ -45,12 +45,12 @@ class Supervisor:
         self.status_file = status_file
         self.logs = logs
         self.history = history
-        self.pauses = [o for o in occurrences if o.kind == FaultKind.COORDINATOR_PAUSE]
-        self.crashes = [o for o in occurrences if o.kind == FaultKind.COORDINATOR_CRASH]
+        self.pauses = of_kind(occurrences, CoordinatorPause)
+        self.crashes = of_kind(occurrences, CoordinatorCrash)
         # Worker faults act on a standalone or docker cluster (infra.cluster backend).
         self.cluster = cluster
-        self.worker_faults = [
-            o for o in occurrences if o.kind in WORKER_KINDS or is_worker_skew(o.kind, o.target)
+        self.worker_faults: list[Occurrence[WorkerKill | WorkerPause]] = [
+            o for o in occurrences if isinstance(o.fault, WorkerKill | WorkerPause)
         ]
         self._worker_undo: list[tuple[float, Callable[[], Any]]] = []
         self.env = env or {}
@@ -58,7 +58,7 @@ class Supervisor:
         self.driver = self._new_driver()
         self.restarts = 0
         self.t0: float | None = None
-        self._zombies: list[tuple[DriverProcess, Occurrence, float]] = []  # + resume time
+        self._zombies: list[_Zombie] = []
         self._reaping: list[tuple[threading.Timer, DriverProcess]] = []  # resumed zombies
 
     def _new_driver(self) -> DriverProcess:
@@ -84,12 +84,12 @@ class Supervisor:
         if self.t0 is None:
             return
         elapsed = time.time() - self.t0
-        for o in self.pauses:
-            if self._pause_due(o, elapsed) and self.fired.mark(o.label):
-                self._pause(o, elapsed)
-        for o in self.worker_faults:
-            if o.at_s <= elapsed and self.fired.mark(o.label):
-                self._worker_fault(o, elapsed)
+        for pause in self.pauses:
+            if self._pause_due(pause, elapsed) and self.fired.mark(pause.label):
+                self._pause(pause, elapsed)
+        for w in self.worker_faults:
+            if w.at_s <= elapsed and self.fired.mark(w.label):
+                self._worker_fault(w, elapsed)
         for due, undo in list(self._worker_undo):
             if elapsed >= due:
                 self._worker_undo.remove((due, undo))
@@ -114,28 +114,20 @@ class Supervisor:
             self.crashes, self.fired, self.history, elapsed, self.driver.pid, code
         )
 
-    def _pause_due(self, o: Occurrence, elapsed: float) -> bool:
+    def _pause_due(self, o: Occurrence[CoordinatorPause], elapsed: float) -> bool:
         """At at_s; with a `point`, once the driver says it reached that seam."""
-        if o.params.get("point"):
+        if o.fault.point:
             return self.fired.fired(pause_reached(o.label))
         return o.at_s <= elapsed
 
-    def _worker_fault(self, o: Occurrence, elapsed: float) -> None:
-        """worker_kill: kill -9 (or docker kill), restarted after `duration_s` (default
-        WORKER_RESTART_S); worker_pause: SIGSTOP (or docker pause) until the window ends;
-        clock_skew: the worker's libfaketime offset until the window ends."""
-        n = int(o.target.split(":")[1])
+    def _worker_fault(self, o: Occurrence[WorkerKill | WorkerPause], elapsed: float) -> None:
+        """worker_kill: kill -9 (or docker kill), restarted WORKER_RESTART_S later;
+        worker_pause: SIGSTOP (or docker pause) until the window ends."""
+        n = int(o.fault.target.split(":")[1])
         before = self.cluster.status()
-        skew: dict[str, Any] = {}
-        if o.kind == FaultKind.CLOCK_SKEW:
-            offset = float(o.params.get("offset_ms") or o.params.get("jump_ms") or 0.0)
-            self.cluster.set_worker_clock(n, offset)
-            self._worker_undo.append((o.end_s, lambda: self.cluster.set_worker_clock(n, 0)))
-            # The runner's own wall-minus-monotonic: analysis compares the worker's tasks.
-            skew = {"offset_ms": offset, "runner_wall_minus_mono_s": time.time() - time.monotonic()}
-        elif o.kind == FaultKind.WORKER_KILL:
+        if isinstance(o.fault, WorkerKill):
             self.cluster.kill_worker(n)
-            back = o.at_s + (o.params.get("duration_s") or WORKER_RESTART_S)
+            back = o.at_s + WORKER_RESTART_S
             self._worker_undo.append((back, lambda: self.cluster.restart_worker(n)))
         else:
             self.cluster.pause_worker(n)
@@ -154,7 +146,6 @@ class Supervisor:
             container=worker.container,
             workers_before=before.get("workers"),
             worker_after=after,
-            **skew,
         )
 
     def _worker_after(self, kind: str, n: int, timeout_s: float = 2.0) -> dict[str, Any] | None:
@@ -162,7 +153,7 @@ class Supervisor:
         deadline = time.monotonic() + timeout_s
         while True:
             workers = self.cluster.status().get("workers", [])
-            status = next((w for w in workers if w.get("index") == n), {})
+            status: dict[str, Any] = next((w for w in workers if w.get("index") == n), {})
             if worker_effect(kind, status):
                 return status
             if time.monotonic() >= deadline:
@@ -176,26 +167,25 @@ class Supervisor:
             return False
         return status.get("pid") == self.driver.pid and status.get("rows_committed", 0) > 0
 
-    def _pause(self, o: Occurrence, elapsed: float) -> None:
+    def _pause(self, o: Occurrence[CoordinatorPause], elapsed: float) -> None:
         """SIGSTOP the driver, start a new one that recovers: the old one is a zombie."""
         old = self.driver
-        os.killpg(old.pid, signal.SIGSTOP)
-        state = wait_stopped(old.pid)
+        old_pid = old.signal_group(signal.SIGSTOP)
+        state = wait_stopped(old_pid)
         self.restarts += 1
         self.driver = self._new_driver()
         pid = self.driver.start()
-        duration = o.params.get("duration_s") or (o.end_s - o.at_s)
-        self._zombies.append((old, o, elapsed + duration))
-        point = {"point": o.params["point"]} if o.params.get("point") else {}
+        self._zombies.append((old, o, elapsed + o.fault.duration_s))
+        point = {"point": o.fault.point} if o.fault.point else {}
         if state is not None:  # recorded only once the old driver shows as stopped
             record_fault(
-                self.history, o, elapsed, paused_pid=old.pid, new_pid=pid, state=state, **point
+                self.history, o, elapsed, paused_pid=old_pid, new_pid=pid, state=state, **point
             )
 
-    def _resume_then_reap(self, zombie: DriverProcess, o: Occurrence) -> None:
+    def _resume_then_reap(self, zombie: DriverProcess, o: Occurrence[CoordinatorPause]) -> None:
         self.fired.mark(pause_resumed(o.label))  # a driver held at a seam goes on
-        os.killpg(zombie.pid, signal.SIGCONT)
-        self.history.record("driver_resumed", pid=zombie.pid, label=o.label)
+        pid = zombie.signal_group(signal.SIGCONT)
+        self.history.record("driver_resumed", pid=pid, label=o.label)
         timer = threading.Timer(ZOMBIE_GRACE_S, zombie.kill)
         timer.start()
         self._reaping.append((timer, zombie))

@@ -10,10 +10,13 @@ checks read it and from where it can be reopened once the server is gone.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
+
+if TYPE_CHECKING:
+    from infra.services.s3_server import S3Server
 
 # The store's credentials reach every process through its environment: the driver and
 # the standalone workers (and so their executors) inherit the runner's; containers get them
@@ -26,7 +29,7 @@ class TableStore:
         self.spec, self.paths = scenario.table.storage, paths
         self.backend = scenario.cluster.backend
         self.location = str(paths.table)  # what every process opens the table by
-        self._server = None
+        self._server: S3Server | None = None
         self._saved_env: dict[str, str | None] = {}
 
     @property
@@ -37,7 +40,8 @@ class TableStore:
         """Start the store (a local S3 server) if the run needs one; the table's location."""
         if not self.is_s3:
             return self.location
-        endpoint = self.spec.endpoint
+        endpoint, bucket = self.spec.endpoint, self.spec.bucket
+        assert bucket is not None  # kind s3 needs one (the model refuses it without)
         if endpoint == "local":
             from infra.services.s3_server import CREDENTIALS, S3Server
 
@@ -47,10 +51,10 @@ class TableStore:
             for key in AWS_ENV:
                 os.environ.pop(key, None)
             os.environ.update(CREDENTIALS)
-            self._server = S3Server(self.paths.logs / "s3-server.log")
-            endpoint = self._server.start()
-            self._server.create_bucket(self.spec.bucket)
-        self.location = f"s3://{self.spec.bucket}/{self.paths.root.name}?endpoint={endpoint}"
+            server = self._server = S3Server(self.paths.logs / "s3-server.log")
+            endpoint = server.start()
+            server.create_bucket(bucket)
+        self.location = f"s3://{bucket}/{self.paths.root.name}?endpoint={endpoint}"
         return self.location
 
     def executor_env(self) -> dict[str, str]:

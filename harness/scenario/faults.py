@@ -8,9 +8,11 @@ against the rest of the scenario in `rules.py`.
 
 import re
 from dataclasses import dataclass
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 from harness.scenario.base import (
     MAX_LATENCY_MS,
@@ -34,36 +36,53 @@ _FORM_PATTERNS = {
 
 @dataclass(frozen=True)
 class TargetForms:
-    """The forms a `target` accepts, kept on its type for `instantbench faults`."""
+    """The forms a `target` string accepts (`Annotated[str, TargetForms(...)]`): it refuses
+    any other with an error that lists them (and `why` the others are not), gives editors
+    the pattern (the JSON Schema) and `instantbench faults` the forms."""
 
     forms: tuple[str, ...]
+    why: str = ""
 
+    @property
+    def regex(self) -> str:
+        return "|".join(f"(?:{_FORM_PATTERNS[f]})" for f in self.forms)
 
-def _target(*forms: str) -> object:
-    """A `target` string type that accepts only the given forms, with an error that lists them."""
-    regex = "|".join(f"(?:{_FORM_PATTERNS[f]})" for f in forms)
-    pattern = re.compile(regex)
-
-    def check(value: str) -> str:
-        if not pattern.fullmatch(value):
-            raise ValueError(f"{value!r} is not a valid target; allowed: {' | '.join(forms)}")
+    def check(self, value: str) -> str:
+        if not re.fullmatch(self.regex, value):
+            because = f" ({self.why})" if self.why else ""
+            allowed = " | ".join(self.forms)
+            raise ValueError(f"{value!r} is not a valid target; allowed: {allowed}{because}")
         return value
 
-    # The pattern is for editors only (the JSON Schema); `check` gives the error message.
-    schema = Field(json_schema_extra={"pattern": f"^(?:{regex})$"})
-    return Annotated[str, AfterValidator(check), schema, TargetForms(forms)]
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {**handler(schema), "pattern": f"^(?:{self.regex})$"}
 
 
-WriterTarget = _target("writer:N", "random")
-WorkerTarget = _target("worker:N", "random")
-BatchWriterTarget = _target("batch_writer:N")
-SkewTarget = _target("coordinator", "writer:N", "batch_writer:N", "worker:N", "all")
+WriterTarget = Annotated[str, TargetForms(("writer:N", "random"))]
+WorkerTarget = Annotated[str, TargetForms(("worker:N", "random"))]
+BatchWriterTarget = Annotated[str, TargetForms(("batch_writer:N",))]
+# Only clocks the engine reads: a writer task never reads one, and writer tasks are all the
+# engine runs on a cluster worker (the coordinator lives in the driver, beside the runner).
+_SKEW_FORMS = TargetForms(
+    ("coordinator", "batch_writer:N", "all"),
+    why="writer:N and worker:N: no clock there is read for instant times or heartbeats; "
+    "writer tasks, the only engine code on a cluster worker, never read one",
+)
+SkewTarget = Annotated[str, _SKEW_FORMS]
+_SKEW_KEYS = ("offset_ms", "drift_ppm", "jump_ms")
 
 
 class _Fault(Strict):
     at_s: Seconds
     """Seconds after run start (the warm-up counts) when the fault first fires."""
-    seed: int | None = None
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None
     """Seed of this fault's random choices (a random target); none: the scenario's seed plus
     the fault's position in `faults`."""
 
@@ -71,6 +90,16 @@ class _Fault(Strict):
     def span_s(self) -> float:
         """How long one occurrence lasts; 0 for instantaneous faults."""
         return getattr(self, "duration_s", None) or 0.0
+
+    @property
+    def every(self) -> float | None:
+        """Seconds from one occurrence to the next; None: it happens once."""
+        return None
+
+    @property
+    def occurrences(self) -> int | None:
+        """How many occurrences; None: one, or with `every` until the run ends."""
+        return None
 
 
 class _Repeating(_Fault):
@@ -80,6 +109,14 @@ class _Repeating(_Fault):
     """Repeat every N seconds; none: once (or `count` times in a row)."""
     count: Count | None = None
     """How many times it fires; none: once, or with every_s until the run ends."""
+
+    @property
+    def every(self) -> float | None:
+        return self.every_s
+
+    @property
+    def occurrences(self) -> int | None:
+        return self.count
 
 
 class WriterCrash(_Repeating):
@@ -106,30 +143,39 @@ CoordinatorPoint = Literal[
 # AckWatcher, harness/pipeline/acks.py): only Spark's checkpoint knows that batch then.
 CrashPoint = Literal[CoordinatorPoint, "after_spark_commit_before_ack"]
 # The table's own seams, `<operation>_<seam>` (harness/faults/seams.py names them): inside
-# the TrueTime wait of a generated time, right before a timeline file (or a rollback's
-# claim) is written, or (commit_after_checks) once OCC and the key check passed, before
-# the completion time is generated (a coordinator's fencing check follows it). All are
-# under the table lock.
+# the TrueTime wait of a generated time, right before its generation record
+# (`.hoodie/.truetime`) or a timeline file (or a rollback's claim) is written, right before
+# a fenced delete (a rollback's data files; a cleaner's planned files, after its plan's
+# lock hold; archival's timeline files and merged runs), or (commit_after_checks) once OCC
+# and the key check passed, before the completion time is generated (a coordinator's
+# fencing check follows it). All but the cleaner's deletes are under the table lock.
 TableSeam = Literal[
+    "instant_before_truetime",
     "instant_truetime_wait",
     "instant_before_requested",
     "instant_before_inflight",
     "commit_after_checks",
+    "commit_before_truetime",
     "commit_truetime_wait",
     "commit_before_completed",
+    "rollback_before_truetime",
     "rollback_truetime_wait",
     "rollback_before_claim",
     "rollback_before_requested",
+    "rollback_before_delete",
     "rollback_before_completed",
+    "compaction_before_truetime",
     "compaction_truetime_wait",
     "compaction_before_requested",
     "compaction_before_inflight",
     "compaction_before_completed",
+    "clean_before_delete",
+    "archive_before_delete",
 ]
 TABLE_POINTS: tuple[str, ...] = get_args(TableSeam)
 # With engine.truetime.shared_wait a commit's wait also mints the stream's next instant, so
 # the coordinator waits in an instant creation of its own only for the first one.
-SHARED_WAIT_UNREACHED = ("instant_truetime_wait",)
+SHARED_WAIT_UNREACHED = ("instant_before_truetime", "instant_truetime_wait")
 # random: drawn per run from the fault's (or the scenario's) seed among the seams every run
 # reaches (the coordinator's, instant creation's and commit's; harness/faults/seams.py).
 PausePoint = Literal[CoordinatorPoint, TableSeam, "random"]
@@ -162,9 +208,9 @@ class CoordinatorPause(_Fault):
     committed)."""
     point: PausePoint | None = None
     """The seam where it stops (the first time the driver reaches it after at_s): a commit
-    seam of the coordinator, a table seam of commit, instant creation, rollback or
-    compaction, or random (drawn from the seed among the coordinator's, instant creation's
-    and commit's seams); none: wherever it is at at_s."""
+    seam of the coordinator, a table seam of commit, instant creation, rollback,
+    compaction, cleaning or archival, or random (drawn from the seed among the
+    coordinator's, instant creation's and commit's seams); none: wherever it is at at_s."""
 
 
 class BatchWriterPause(_Fault):
@@ -193,6 +239,10 @@ class _Counted(_Fault):
     every_s: PosSeconds | None = None
     """Hit `count` more every N seconds; none: once."""
 
+    @property
+    def every(self) -> float | None:
+        return self.every_s
+
 
 class _AckFault(_Counted):
     target: Literal["coordinator"] = "coordinator"
@@ -217,16 +267,14 @@ class StaleAck(_AckFault):
 
 
 class ClockSkew(_Fault):
-    """Exactly one of offset_ms, drift_ppm, jump_ms; duration_s None = until the run ends.
-    `worker:N` skews a whole cluster worker process tree with libfaketime (standalone and
-    docker backends; offset_ms or jump_ms); every other target is an engine clock."""
+    """Exactly one of offset_ms, drift_ppm, jump_ms; duration_s None = until the run ends."""
 
     kind: Literal["clock_skew"]
-    """Move a clock: an engine clock (instant times, leases, heartbeats) or a whole worker
-    process's clock."""
+    """Move an engine clock (instant times and heartbeats; lock leases run on monotonic
+    clocks, which no skew moves)."""
     target: SkewTarget = "coordinator"
-    """Whose clock: coordinator, batch_writer:N, worker:N (a cluster worker's processes) or
-    all; writer:N is refused (writer tasks never read their engine clock)."""
+    """Whose clock: coordinator, batch_writer:N or all (both); writer:N and worker:N are
+    refused (writer tasks, the only engine code on a cluster worker, never read a clock)."""
     duration_s: PosSeconds | None = None
     """How long the skew lasts; none: until the run ends."""
     offset_ms: SkewMs | None = None
@@ -236,11 +284,15 @@ class ClockSkew(_Fault):
     jump_ms: SkewMs | None = None
     """A one-time jump (ms)."""
 
+    @property
+    def skew(self) -> dict[str, float]:
+        """The skew given, by its key (offset_ms, drift_ppm or jump_ms)."""
+        return {k: v for k in _SKEW_KEYS if (v := getattr(self, k)) is not None}
+
     @model_validator(mode="after")
     def _exactly_one_skew(self) -> "ClockSkew":
-        given = [k for k in ("offset_ms", "drift_ppm", "jump_ms") if getattr(self, k) is not None]
-        if len(given) != 1:
-            got = ", ".join(given) or "none"
+        if len(self.skew) != 1:
+            got = ", ".join(self.skew) or "none"
             raise ValueError(f"needs exactly one of offset_ms, drift_ppm, jump_ms; got {got}")
         return self
 
@@ -296,7 +348,7 @@ class WorkerPause(_Fault):
     """How long it stays paused (s)."""
 
 
-Fault = Annotated[
+AnyFault = (
     WriterCrash
     | CoordinatorCrash
     | CoordinatorPause
@@ -309,15 +361,10 @@ Fault = Annotated[
     | StorageError
     | TornFile
     | WorkerKill
-    | WorkerPause,
-    Field(discriminator="kind"),
-]
+    | WorkerPause
+)
+Fault = Annotated[AnyFault, Field(discriminator="kind")]
 
 # Faults that act on cluster worker processes, which only exist outside local mode.
 CLUSTER_BACKENDS = ("standalone", "docker")
 CLUSTER_FAULTS = {"worker_kill": CLUSTER_BACKENDS, "worker_pause": CLUSTER_BACKENDS}
-
-
-def is_worker_skew(kind: str, target: str | None) -> bool:
-    """A process-level clock skew of a cluster worker (libfaketime), not an engine clock."""
-    return kind == "clock_skew" and (target or "").startswith("worker:")

@@ -3,14 +3,12 @@
 Defaults follow DESIGN.md's example. Cross-field rules live in `rules.py`.
 """
 
-import dataclasses
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BeforeValidator, Field, PrivateAttr, create_model, model_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
-from engine.config import Safety
 from harness.scenario.base import (
     MAX_PARALLEL,
     MAX_RUN_S,
@@ -33,6 +31,13 @@ S3_ENDPOINT = r"^(local|https?://[^\s/]+(/\S*)?)$"
 S3_BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 
 CheckName = Literal["exactly_once", "timeline", "unique_keys", "bank", "isolation", "hudi_reader"]
+DEFAULT_CHECKS: tuple[CheckName, ...] = (
+    "exactly_once",
+    "timeline",
+    "unique_keys",
+    "isolation",
+    "hudi_reader",
+)
 
 
 class Cluster(Strict):
@@ -147,46 +152,48 @@ class TrueTime(Strict):
     TrueTime wait (in either instant_mode)."""
 
 
-# The engine's safety switches, one key each (all on by default); the detection table turns
-# each off in a scenario. Derived from engine.config.Safety so the two never drift apart;
-# a switch without a description here fails tests/unit/harness/test_schema.py.
-SAFETY_DOCS = {
-    "occ": "Optimistic concurrency control: of two writers that touch a common file group "
-    "on the same base, the second aborts.",
-    "pk_check": "Primary-key check: a new key already stored in another file group aborts "
-    "the commit (dynamic index).",
-    "put_if_absent": "Instant files are created only if absent, so two writers cannot both "
-    "own one requested time, and only a pending instant can complete.",
-    "strict_monotonic": "Every generated instant time is greater than every earlier one, "
-    "whatever the clocks say.",
-    "completion_time_slicing": "File slices are cut by completion time, so a compaction "
-    "scheduled while a log write is inflight cannot hide it.",
-    "subsume_acks": "ACK n commits every buffered instant with a checkpoint id below n, so a "
-    "lost earlier ACK loses nothing.",
-    "coordinator_state": "The coordinator snapshots WriteMeta and restores it after a crash "
-    "(restored instants are recommitted exactly once).",
-    "fencing": "A newer coordinator's epoch stops an older, paused one from touching the "
-    "timeline; a lock holder whose lease ran out cannot complete.",
-    "truetime_wait": "A new instant time waits out the TrueTime bound "
-    "(engine.truetime.max_skew_ms).",
-    "lazy_rollback": "Failed writes are rolled back once their heartbeat expired (off: every "
-    "pending instant another writer started, live or not).",
-    "verify_writes": "A data file that did not land whole on storage fails its write.",
-    "cow_upsert_blocking": "COW upserts generate instants in blocking mode, as Hudi 1.1 does "
-    "(an async merge would read a base file whose instant has not committed).",
-    "markers": "Every data file is recorded by a marker first; files of an instant that its "
-    "commit does not list (failed attempts, superseded flushes, temp files) are deleted before "
-    "it completes, so a reader that lists storage sees exactly the committed files.",
-}
-SafetySpec = create_model(
-    "SafetySpec",
-    __base__=Strict,
-    __doc__="The engine's safety switches: each turns one protection on.",
-    **{
-        f.name: (bool, Field(f.default, description=SAFETY_DOCS.get(f.name)))
-        for f in dataclasses.fields(Safety)
-    },
-)
+class SafetySpec(Strict):
+    """The engine's safety switches: each turns one protection on."""
+
+    # One key per switch of engine.config.Safety, all on by default (the detection table
+    # turns each off in a scenario); tests/unit/harness/test_schema.py checks the two agree.
+    occ: bool = True
+    """Optimistic concurrency control: of two writers that touch a common file group on the same
+    base, the second aborts."""
+    pk_check: bool = True
+    """Primary-key check: a new key already stored in another file group aborts the commit (dynamic
+    index)."""
+    put_if_absent: bool = True
+    """Instant files are created only if absent, so two writers cannot both own one requested time,
+    and only a pending instant can complete."""
+    strict_monotonic: bool = True
+    """Every generated instant time is greater than every earlier one, whatever the clocks say."""
+    completion_time_slicing: bool = True
+    """File slices are cut by completion time, so a compaction scheduled while a log write is
+    inflight cannot hide it."""
+    subsume_acks: bool = True
+    """ACK n commits every buffered instant with a checkpoint id below n, so a lost earlier ACK
+    loses nothing."""
+    coordinator_state: bool = True
+    """The coordinator snapshots WriteMeta and restores it after a crash (restored instants are
+    recommitted exactly once)."""
+    fencing: bool = True
+    """A newer coordinator's epoch stops an older, paused one from touching the timeline; a lock
+    holder whose lease ran out cannot complete."""
+    truetime_wait: bool = True
+    """A new instant time waits out the TrueTime bound (engine.truetime.max_skew_ms)."""
+    lazy_rollback: bool = True
+    """Failed writes are rolled back once their heartbeat expired (off: every pending instant
+    another writer started, live or not)."""
+    verify_writes: bool = True
+    """A data file that did not land whole on storage fails its write."""
+    cow_upsert_blocking: bool = True
+    """COW upserts generate instants in blocking mode, as Hudi 1.1 does (an async merge would read a
+    base file whose instant has not committed)."""
+    markers: bool = True
+    """Every data file is recorded by a marker first; files of an instant that its commit does not
+    list (failed attempts, superseded flushes, temp files) are deleted before it completes, so a
+    reader that lists storage sees exactly the committed files."""
 
 
 class Lock(Strict):
@@ -286,15 +293,7 @@ class Scenario(Strict):
     """Faults to inject, each by `kind` (`instantbench faults` lists the kinds and keys)."""
     readers: Readers = Field(default_factory=Readers)
     """Readers beside the writes."""
-    checks: list[CheckName] = Field(
-        default_factory=lambda: [
-            "exactly_once",
-            "timeline",
-            "unique_keys",
-            "isolation",
-            "hudi_reader",
-        ]
-    )
+    checks: list[CheckName] = Field(default_factory=lambda: list(DEFAULT_CHECKS))
     """Checks to run on the finished run (bank needs source.mode bank)."""
     check_engine: Literal["auto", "pyarrow", "spark"] = "auto"
     """Where the whole-table checks (exactly_once, unique_keys) run: pyarrow (in the runner),

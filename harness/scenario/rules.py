@@ -3,13 +3,9 @@
 import re
 from typing import TYPE_CHECKING, Any
 
+from harness.faults.kinds import STALE_REPLAY_AFTER_S
 from harness.scenario.errors import Problem
-from harness.scenario.faults import (
-    CLUSTER_BACKENDS,
-    CLUSTER_FAULTS,
-    SHARED_WAIT_UNREACHED,
-    is_worker_skew,
-)
+from harness.scenario.faults import CLUSTER_FAULTS, SHARED_WAIT_UNREACHED
 from harness.scenario.keys import DottedKeyError, resolve
 
 if TYPE_CHECKING:
@@ -112,9 +108,8 @@ def _fault_problems(s: "Scenario", i: int, fault: Any) -> list[Problem]:
                 fault.kind,
             )
         )
-    if is_worker_skew(fault.kind, getattr(fault, "target", "")):
-        problems.extend(_worker_skew_problems(s, key, fault))
     problems.extend(_reach_problems(s, key, fault))
+    problems.extend(_late_ack_problems(s, key, fault))
     run_s = s.run_s
     if fault.at_s >= run_s:
         problems.append(
@@ -151,30 +146,6 @@ def _fault_problems(s: "Scenario", i: int, fault: Any) -> list[Problem]:
     return problems
 
 
-def _worker_skew_problems(s: "Scenario", key: str, fault: Any) -> list[Problem]:
-    problems = []
-    if s.cluster.backend not in CLUSTER_BACKENDS:
-        problems.append(
-            Problem(
-                f"{key}.target",
-                f"a worker's process clock (libfaketime) exists only on a cluster; "
-                f"cluster.backend is {s.cluster.backend!r}, allowed: "
-                f"{', '.join(CLUSTER_BACKENDS)} (or target coordinator | writer:N | all)",
-                fault.target,
-            )
-        )
-    if fault.drift_ppm is not None:
-        problems.append(
-            Problem(
-                f"{key}.drift_ppm",
-                "a worker's process clock takes offset_ms or jump_ms; drift_ppm is for "
-                "engine clocks (target coordinator | writer:N | batch_writer:N | all)",
-                fault.drift_ppm,
-            )
-        )
-    return problems
-
-
 def _reach_problems(s: "Scenario", key: str, fault: Any) -> list[Problem]:
     """A fault that could not change anything the engine does is refused (DESIGN.md:
     a clock nothing reads, storage that target never touches)."""
@@ -203,26 +174,44 @@ def _reach_problems(s: "Scenario", key: str, fault: Any) -> list[Problem]:
                 point,
             )
         ]
-    if fault.kind == "clock_skew" and fault.target.startswith("writer:"):
-        return [
-            Problem(
-                f"{key}.target",
-                "a writer task never reads its engine clock (the coordinator generates the "
-                "stream's instant times and keeps its lock leases and heartbeats); "
-                f"allowed: {_skew_targets(s)}",
-                fault.target,
-            )
-        ]
     return []
 
 
+def _late_ack_problems(s: "Scenario", key: str, fault: Any) -> list[Problem]:
+    """A delayed or replayed ACK counts once the coordinator handled it; one due after the
+    run ends is never delivered, so that occurrence could never take effect (the run would
+    always end unknown)."""
+    if fault.kind == "delay_ack":
+        late, name = fault.delay_s, "delay_s"
+    elif fault.kind == "stale_ack":
+        late, name = STALE_REPLAY_AFTER_S, "at_s"
+    else:
+        return []
+    run_s, every = s.run_s, fault.every_s
+    last = fault.at_s
+    if every:  # the schedule repeats it every_s while it starts inside the run
+        last += every * ((run_s - fault.at_s) // every)
+        last -= every if last >= run_s else 0
+    if last >= run_s or last + late < run_s:
+        return []  # at_s outside the run has its own message
+    held = f"the last ACK it holds, at {last:g} s," if every else f"an ACK held at {last:g} s"
+    room = f"delay_s < {run_s - last:g}" if name == "delay_s" else f"at_s < {run_s - late:g}"
+    return [
+        Problem(
+            f"{key}.{name}",
+            f"{held} would reach the coordinator {late:g} s later, after the run ends at "
+            f"{run_s:g} s, so the fault could never take effect; allowed: {room}"
+            + (" for the last occurrence (every_s repeats it to the end)" if every else ""),
+            getattr(fault, name),
+        )
+    ]
+
+
 def _skew_targets(s: "Scenario") -> str:
-    """The clock_skew targets whose clock a generation, lease or heartbeat reads here."""
+    """The clock_skew targets whose clock a time generation or heartbeat reads here."""
     forms = ["coordinator", "all"]
     if s.batch_writers.count:
         forms.append(_span("batch_writer", 0, s.batch_writers.count))
-    if s.cluster.backend in CLUSTER_BACKENDS:
-        forms.append(_span("worker", 1, s.cluster.workers))
     return " | ".join(forms)
 
 

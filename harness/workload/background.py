@@ -21,7 +21,8 @@ class Background:
     def stop(self) -> None:
         for writer in self.writers:  # all at once: none waits at the insert race for another
             writer.stop_event.set()
-        for thread in [*self.writers, *self.readers]:
+        threads: list[BatchWriterThread | ReaderThread] = [*self.writers, *self.readers]
+        for thread in threads:
             thread.stop()
 
 
@@ -63,7 +64,8 @@ def start_background(
         )
         for i in range(bw.count)
     ]
-    for thread in [*readers, *writers]:
+    threads: list[ReaderThread | BatchWriterThread] = [*readers, *writers]
+    for thread in threads:
         if storage_faults is not None:
             storage_faults.install(thread.table.storage)
         thread.start()

@@ -67,9 +67,9 @@ class ReaderThread(threading.Thread):
         # before it, a clean may have deleted the files they would read.
         boundary = cleaning.retained_from(table) or ""
         completed = [
-            i.completion_time
+            i.completed_at
             for i in table.timeline.completed(include_archived=True)
-            if i.action not in ("rollback", cleaning.ACTION) and i.completion_time >= boundary
+            if i.action not in ("rollback", cleaning.ACTION) and i.completed_at >= boundary
         ]
         if not completed:
             return

@@ -42,6 +42,8 @@ def perform_read(
     if read_kind == "snapshot":
         rows = table.snapshot(columns=[*COLUMNS, COMMIT_TIME], with_meta=True)
     elif read_kind == "as_of":
+        if as_of is None:
+            raise ValueError("an as_of read needs as_of")
         rows = table.as_of(as_of, columns=[*COLUMNS, COMMIT_TIME], with_meta=True)
     else:
         rows = table.incremental(begin, end, columns=[*COLUMNS, COMMIT_TIME], with_meta=True)
@@ -84,7 +86,7 @@ def sweep_reads(table: Table, rng: random.Random, points: int = SWEEP_POINTS) ->
     table.timeline.reload()
     boundary = cleaning.retained_from(table) or ""
     times = sorted(
-        {i.completion_time for i in table.timeline.completed(True) if i.completion_time >= boundary}
+        {i.completed_at for i in table.timeline.completed(True) if i.completed_at >= boundary}
     )
     if len(times) > points:
         times = [times[round(k * (len(times) - 1) / (points - 1))] for k in range(points)]

@@ -19,17 +19,6 @@ def _run(tmp_path, name, *overrides):
     return json.loads(outcome.paths.result.read_text())
 
 
-def _worker_skew(result, offset_ms):
-    """The skewed worker's tasks saw its clock offset_ms ahead (and true before)."""
-    skewed = [
-        f for f in result["faults"] if f["kind"] == "clock_skew" and f["target"] == "worker:2"
-    ]
-    assert skewed and skewed[0]["applied"], result["faults"]
-    observed = skewed[0]["evidence"]["observed"]
-    assert observed["tasks"] > 0 and abs(observed["skew_ms"] - offset_ms) < 200, observed
-    assert abs(observed["skew_ms_before"]) < 200, observed
-
-
 # Production's storage and locks on real clusters (issue 15): the table lives in the run's
 # own S3-compatible server, the executors write it over the S3 API, and the table lock is
 # a real ZooKeeper (standalone) or the coordinator's lock service (docker).
@@ -42,10 +31,9 @@ def _on_s3_with_lock(result, provider):
     assert environment["lock"]["provider"] == provider, environment
 
 
-def test_standalone_smoke_with_a_killed_and_a_skewed_worker_is_valid(tmp_path):
+def test_standalone_smoke_with_a_killed_worker_and_a_skewed_coordinator_is_valid(tmp_path):
     faults = (
         "faults=[{kind: worker_kill, at_s: 14, target: 'worker:1'},"
-        " {kind: clock_skew, at_s: 8, duration_s: 16, target: 'worker:2', offset_ms: 1500},"
         " {kind: clock_skew, at_s: 8, duration_s: 10, target: coordinator, offset_ms: -300}]"
     )
     lock = "engine.lock.provider=zookeeper"
@@ -56,24 +44,19 @@ def test_standalone_smoke_with_a_killed_and_a_skewed_worker_is_valid(tmp_path):
     assert killed and killed[0]["applied"] and killed[0]["evidence"]["pid"]
     assert killed[0]["evidence"]["worker_after"]["alive"] is False
     assert result["environment"]["backend"] == "standalone"
-    _worker_skew(result, 1500)
-    # A writer task never reads its engine clock (validate refuses writer:N): the
-    # coordinator's does, and records the skew its first reader got.
+    # Writer tasks never read a clock (validate refuses writer:N and worker:N): the
+    # coordinator's is read, and records the skew its first reader got.
     coordinator = [f for f in result["faults"] if f["target"] == "coordinator"]
     assert coordinator and coordinator[0]["evidence"]["skew_read_ms"] == -300
 
 
-def test_docker_smoke_with_a_paused_and_a_skewed_worker_is_valid(tmp_path, prerequisite):
+def test_docker_smoke_with_a_paused_worker_is_valid(tmp_path, prerequisite):
     ok, why = docker_answers()
     prerequisite(ok, f"`docker info` fails, no docker engine (.ci/run starts one): {why}")
-    faults = (
-        "faults=[{kind: worker_pause, at_s: 14, duration_s: 6, target: 'worker:1'},"
-        " {kind: clock_skew, at_s: 8, duration_s: 16, target: 'worker:2', offset_ms: -1200}]"
-    )
+    faults = "faults=[{kind: worker_pause, at_s: 14, duration_s: 6, target: 'worker:1'}]"
     lock = "engine.lock.provider=service"
     result = _run(tmp_path, "cluster-docker-smoke", faults, S3_TABLE, lock)
     assert result["verdict"] == "valid", json.dumps(result, default=str)[:3000]
     _on_s3_with_lock(result, "service")
     paused = [f for f in result["faults"] if f["kind"] == "worker_pause"]
     assert paused and paused[0]["applied"] and paused[0]["evidence"]["container"]
-    _worker_skew(result, -1200)

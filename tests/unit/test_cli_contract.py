@@ -116,6 +116,7 @@ def test_a_file_that_is_not_a_scenario_is_one_line(tmp_path):
         ("faults=[{kind: drop_ack, at_s: 500}]", "faults.0.at_s: must fall inside the run"),
         ("faults=[{kind: drop_ack, at_s: 12, count: 0}]", "faults.0.count: out of range"),
         ("faults=[{kind: storage_latency, at_s: 12, latency_ms: 1e9}]", "latency_ms <= 60000"),
+        ("faults=[{kind: drop_ack, at_s: 12, seed: -1}]", "faults.0.seed: out of range"),
         ("engine.writers=yes", "engine.writers: must be an integer (got True)"),
         ("name=", "name: must be text (got an empty value)"),
         ("table.key=", "table.key: not allowed; allowed: 'id'"),
@@ -196,11 +197,15 @@ def test_nightly_rejects_bad_suites_with_one_line(tmp_path):
         "bad-set": f"name: s\nscenarios:\n  - scenario: {smoke}\n    set: [duration_s=1e12]\n",
         "no-file": "name: s\nscenarios:\n  - scenario: nope.yaml\n",
         "not-list": "name: s\nscenarios: 3\n",
+        "repeat": f"name: s\nscenarios:\n  - scenario: {smoke}\n    repeat: 100000000000\n",
+        "timeout": "name: s\nbenchmarks: {path: b, timeout_s: 1e300}\n",
     }
     expected = {
         "bad-set": "scenarios.0: ",
         "no-file": "cannot read the file",
         "not-list": "scenarios: must be a list",
+        "repeat": "scenarios.0.repeat: out of range; allowed: 1 <= repeat <= 10000",
+        "timeout": "benchmarks.timeout_s: out of range; allowed: 0 < timeout_s <= 86400",
     }
     for name, text in suites.items():
         suite = tmp_path / f"{name}.yaml"
@@ -214,6 +219,24 @@ def test_a_cluster_that_cannot_start_is_exit_2_with_one_line(tmp_path, monkeypat
     smoke = str(SCENARIOS / "smoke.yaml")
     args = ["run", smoke, "--set", "cluster.backend=docker", "--out", str(tmp_path / "runs")]
     one_line_error(runner.invoke(app, args), "cluster: ")
+
+
+def test_a_cluster_whose_port_is_taken_is_exit_2_with_one_line(tmp_path):
+    """Checked before anything starts: no JVM, nothing to tear down."""
+    import socket
+
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        try:
+            holder.bind(("127.0.0.10", 7077))  # the standalone master's address
+            holder.listen()
+        except OSError:
+            pass  # already taken (a cluster of someone else's): the same error follows
+        smoke = str(SCENARIOS / "smoke.yaml")
+        args = ["run", smoke, "--set", "cluster.backend=standalone", "--out", str(tmp_path)]
+        one_line_error(runner.invoke(app, args), "cluster: 127.0.0.10:7077 is in use")
+    finally:
+        holder.close()
 
 
 def test_a_multi_line_cluster_error_is_printed_as_its_first_line(tmp_path, monkeypatch):

@@ -21,8 +21,8 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing import AuthenticationError
 from multiprocessing.connection import (
-    AuthenticationError,
     Client,
     Connection,
     Listener,

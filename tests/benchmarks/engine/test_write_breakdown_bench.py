@@ -2,7 +2,8 @@
 item 5: the engine sink at >= 90% of `engine.sink: raw_parquet`). No Spark: one writer
 task as a Spark task runs it (WriterTask over RPC to an in-process coordinator, the
 append stream's rows in Spark's 10,000-row Arrow batches, COW insert, 8 bucket file
-groups, TrueTime bound 0 as in scenarios/ceiling.yaml), and the raw sink's body
+groups, TrueTime bound 0 as in scenarios/ceiling.yaml, flushes as row groups of one file
+per task and batch as the pipeline's writer tasks write them), and the raw sink's body
 (one ParquetWriter per task and batch) on the same batches, alternating round by round.
 
 Per payload size (64 B, 256 B, 1 KB) and flush threshold (a tenth, half, the whole task
@@ -11,14 +12,20 @@ engine's share of the ceiling's throughput; of the means, and the median of the 
 own ratios, which a burst of load during one round does not move), the commit (ACK to
 completed, off the writers' path in async mode), and the writer's time by step:
 validation, precombine, meta columns, Parquet encoding (streamed into storage's temp file,
-so it includes writing the bytes), storage write (temp file, rename, size check),
+so it includes writing the bytes), storage write (temp file, rename, size check; with row
+groups the file's close: footer, rename out of the marker directory, size check),
 markers, flush metadata, events and instant requests (RPC), state save, and the rest
 (buffering, concatenation, caching).
 
     python -m pytest tests/benchmarks/engine/test_write_breakdown_bench.py --benchmark-enable -s
 
+With --benchmark-timer=time.process_time every figure is CPU time instead of wall time
+(the steps the writer thread's), steadier on a loaded machine.
+
 INSTANTBENCH_BENCH_BATCH_ROWS sets the rows per task batch (default 50,000; the ceiling
-scenario's tasks get 200,000).
+scenario's tasks get 200,000), INSTANTBENCH_BENCH_ROUNDS the measured batches per case
+(default 6), INSTANTBENCH_BENCH_ROW_GROUP_FLUSHES=0 a file per flush (the writer task's
+default, WriterTask(row_group_flushes=False)) instead of a row group.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import engine.storage
+import engine.table.appender
 import engine.table.data_files
 import engine.table.writer
 from engine.config import TableConfig
@@ -45,13 +53,16 @@ from engine.stream.state import WriterStateStore
 from engine.stream.transport.rpc import CoordinatorServer, Endpoint, RpcCoordinatorClient
 from engine.stream.writer import WriterTask
 from engine.table import Table
+from engine.table.appender import BaseAppender
 from engine.table.markers import Markers
 from harness.pipeline.events import SCHEMA, EventSpec, generate
 
 ROWS = int(os.environ.get("INSTANTBENCH_BENCH_BATCH_ROWS", "50000"))
 ARROW_BATCH = 10_000  # spark.sql.execution.arrow.maxRecordsPerBatch
-ROUNDS = 6
+ROUNDS = int(os.environ.get("INSTANTBENCH_BENCH_ROUNDS", "6"))
 PAYLOADS = [64, 256, 1024]
+# As the pipeline's writer tasks flush (harness/pipeline/engine_task.py); 0: a file per flush.
+ROW_GROUP_FLUSHES = os.environ.get("INSTANTBENCH_BENCH_ROW_GROUP_FLUSHES", "1") == "1"
 FLUSH_FRACTIONS = [0.1, 0.5, 1.0]
 
 # (owner, attribute, step): the functions timed inside the writer's path. Where the engine
@@ -70,6 +81,14 @@ STEPS: list[tuple[Any, str, str]] = [
     (RpcCoordinatorClient, "send_event", "events (RPC)"),
     (RpcCoordinatorClient, "request_instant", "instant (RPC)"),
     (WriterStateStore, "save", "state save"),
+    # Row-group mode (engine/table/appender.py): a flush's row group is the appender's
+    # write less its nested steps (mostly the encoding); its close is the footer, the
+    # rename out of the marker directory and the size check.
+    (engine.table.appender, "conform", "validate"),
+    (engine.table.appender, "precombine", "precombine"),
+    (engine.table.appender, "add_meta", "meta columns"),
+    (BaseAppender, "write", "parquet encode"),
+    (BaseAppender, "close", "storage write"),
 ]
 
 
@@ -77,7 +96,8 @@ class Steps:
     """Seconds per step, summed over calls (thread-safe); a step's time excludes the steps
     called inside it, so the steps add up."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock
         self.seconds: dict[str, float] = defaultdict(float)
         self._lock = threading.Lock()
         self._local = threading.local()  # per thread: the inner steps' seconds, per level
@@ -86,11 +106,11 @@ class Steps:
         def timed(*args: Any, **kwargs: Any) -> Any:
             stack = self._local.__dict__.setdefault("stack", [])
             stack.append(0.0)
-            t0 = time.perf_counter()
+            t0 = self.clock()
             try:
                 return fn(*args, **kwargs)
             finally:
-                elapsed = time.perf_counter() - t0
+                elapsed = self.clock() - t0
                 inner = stack.pop()
                 if stack:
                     stack[-1] += elapsed
@@ -130,6 +150,7 @@ class EngineTask:
         self.client = RpcCoordinatorClient(self.server.start())
         self.state = WriterStateStore(self.table.storage, ".hoodie/.stream/writers")
         self.flush_rows = flush_rows
+        self.row_group_flushes = ROW_GROUP_FLUSHES
         self.batch = 0
 
     def write(self, batches: list[pa.RecordBatch]) -> None:
@@ -146,6 +167,7 @@ class EngineTask:
             state_store=self.state,
             offset_field="event_id",
             event_time_field="event_time",
+            row_group_flushes=self.row_group_flushes,
         )
         writer.initialize_state(restored=False)
         for b in batches:
@@ -177,7 +199,11 @@ def _rounds(payload: int) -> Iterator[list[pa.RecordBatch]]:
 def test_bench_engine_batch_against_raw_parquet(
     benchmark, tmp_path, monkeypatch, payload, fraction
 ):
-    steps = Steps()
+    # Everything on the benchmark's own clock: --benchmark-timer=time.process_time gives
+    # CPU times (the process's for the engine and raw columns, the writer thread's for the
+    # steps), steadier than wall time on a loaded machine.
+    clock = benchmark._timer
+    steps = Steps(time.thread_time if clock is time.process_time else clock)
     wrapped = set()
     for owner, name, step in STEPS:
         fn = getattr(owner, name, None)
@@ -197,13 +223,13 @@ def test_bench_engine_batch_against_raw_parquet(
         # Untimed by the benchmark: the next batch's rows, the previous batch's commit
         # (async: it overlaps the next batch in the pipeline) and the raw sink's write.
         if task.batch or current:
-            t0 = time.perf_counter()
+            t0 = clock()
             task.commit()
-            commit_s.append(time.perf_counter() - t0)
+            commit_s.append(clock() - t0)
         current["rows"] = next(rounds)
-        t0 = time.perf_counter()
+        t0 = clock()
         write_raw(current["rows"], raw_dir / f"part-{task.batch}.parquet")
-        raw_s.append(time.perf_counter() - t0)
+        raw_s.append(clock() - t0)
 
     def warm_up_then_reset() -> None:
         setup()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -53,19 +54,22 @@ class Hold:
 class HoldRecorder:
     """Counts storage operations per hold of `table`'s lock (through a storage hook, so
     the counts are exact, whatever the timing), and how long each hold lasted (from the
-    acquire's return to the release's call)."""
+    acquire's return to the release's call). Only the holding thread's operations count:
+    the lease's renewal thread writes whenever its interval comes round, which on a loaded
+    machine can fall inside a hold."""
 
     def __init__(self, table: Table) -> None:
         self.holds: list[Hold] = []
         self._root = table.storage.root
         self._ops: list[tuple[str, str]] = []
-        table.storage.hooks.append(lambda op, path: self._ops.append((op, self._rel(path))))
+        self._thread: int | None = None
+        table.storage.hooks.append(self._record)
         lock = table.lock
         acquire, release = lock.acquire, lock.release
         state: dict[str, Any] = {}
 
         def timed_acquire(*args: Any, **kwargs: Any) -> None:
-            self._ops = []
+            self._ops, self._thread = [], threading.get_ident()
             acquire(*args, **kwargs)
             state["acquire"], self._ops = self._ops, []
             state["t0"] = time.perf_counter()
@@ -78,6 +82,10 @@ class HoldRecorder:
             self._ops = []
 
         lock.acquire, lock.release = timed_acquire, timed_release
+
+    def _record(self, op: str, path: str) -> None:
+        if threading.get_ident() == self._thread:
+            self._ops.append((op, self._rel(path)))
 
     def _rel(self, path: str) -> str:
         return path[len(self._root) + 1 :] if path.startswith(self._root) else path

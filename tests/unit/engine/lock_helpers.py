@@ -62,16 +62,9 @@ class Rig:
 
     def lock(self, name: str, on_takeover: Callable[[object], None] | None = None) -> Any:
         monotonic = stepping_clock(self.lease_s) if self.stepping else time.monotonic
-        if self.provider == "file":
-            lock = FileLock(
-                self.storage,
-                holder_id=name,
-                lease_s=self.lease_s,
-                monotonic=monotonic,
-                on_takeover=on_takeover,
-            )
-        elif self.provider == "storage":
-            lock = StorageLock(
+        if self.provider in ("file", "storage"):
+            kind = FileLock if self.provider == "file" else StorageLock
+            lock = kind(
                 self.storage,
                 holder_id=name,
                 lease_s=self.lease_s,

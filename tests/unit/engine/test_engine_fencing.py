@@ -8,10 +8,6 @@ renew (it is paused) and the successor's lease observer runs on a stepped fake c
 
 from __future__ import annotations
 
-import itertools
-import threading
-from collections.abc import Callable
-
 import pytest
 
 from engine.clock import AdjustableClock, SystemClock
@@ -21,88 +17,26 @@ from engine.lock import FileLock, InProcessLock
 from engine.stream.state import EpochStore
 from engine.table import Table
 from engine.table.fencing import CLAIMS_DIR, epoch_scope
-from engine.timeline.active import TIMELINE_DIR
 from tests.unit.engine.engine_helpers import rows
+from tests.unit.engine.fencing_helpers import (
+    LEASE_S,
+    WAIT_S,
+    Seam,
+    Takeover,
+    Zombie,
+    _stepping_clock,
+    new_table,
+)
+from tests.unit.engine.fencing_helpers import completed_files as _completed
 from tests.unit.engine.lock_helpers import Rig, zookeeper  # noqa: F401
 
-LEASE_S = 5.0
 LEASE_PROVIDERS = ["file", "storage", "zookeeper", "service"]
-WAIT_S = 10.0
-
-
-def _stepping_clock() -> Callable[[], float]:
-    """Each read is a lease later: a waiter sees an unrenewed lease expire on its 2nd look."""
-    ticks = itertools.count(step=LEASE_S)
-    return lambda: float(next(ticks))
-
-
-class Seam:
-    """Blocks the first thread that reaches it until released (SIGSTOP ... SIGCONT)."""
-
-    def __init__(self) -> None:
-        self.reached, self.go = threading.Event(), threading.Event()
-        self._armed = True
-
-    def __call__(self, *_: object) -> None:
-        if self._armed:
-            self._armed = False
-            self.reached.set()
-            assert self.go.wait(WAIT_S)
-
-
-class Zombie(threading.Thread):
-    """Runs one table call in a thread; keeps its result or error."""
-
-    def __init__(self, call: Callable[[], object]) -> None:
-        super().__init__(daemon=True)
-        self.call, self.result, self.error = call, None, None
-
-    def run(self) -> None:
-        try:
-            self.result = self.call()
-        except BaseException as e:
-            self.error = e
-
-    def finish(self) -> BaseException | None:
-        self.join(WAIT_S)
-        assert not self.is_alive()
-        return self.error
-
-
-def _open(path: str, safety: Safety, *, paused: bool, name: str, skew: int = 1) -> Table:
-    """A writer with its own lease on the table lock. A `paused` one never renews (its
-    process is stopped); the other judges expiry on a stepping clock."""
-    table = Table.open(path, safety=safety, max_skew_ms=skew, writer_id=name)
-    table.lock = FileLock(
-        table.storage,
-        holder_id=name,
-        lease_s=LEASE_S,
-        renew=not paused,
-        monotonic=time_never_moves if paused else _stepping_clock(),
-        on_takeover=table.fence.revoke,
-    )
-    table.generator.lock = table.lock
-    return table
-
-
-def time_never_moves() -> float:
-    return 0.0
-
-
-def _pause_in_truetime(table: Table, seam: Seam) -> None:
-    table.generator._sleep = seam  # the TrueTime wait, under the lock
-
-
-def _completed(table: Table, t: str) -> list[str]:
-    names = table.storage.list(TIMELINE_DIR)
-    return sorted(n for n in names if n.startswith(f"{t}_"))
 
 
 @pytest.fixture
 def path(storage_root) -> str:
     """The table on each backend: a local folder, then an S3 store (storage_s3.Folders)."""
-    Table.create(storage_root, TableConfig(file_groups=2), rows([0]).schema, max_skew_ms=0).close()
-    return storage_root
+    return new_table(storage_root)
 
 
 # ------------------------------------------------------------------------- at most once
@@ -164,47 +98,31 @@ COMMIT_SEAMS = ["after_fencing_check", "truetime_wait", "before_write"]
     [(s, True) for s in COMMIT_SEAMS] + [("after_fencing_check", False), ("truetime_wait", False)],
 )
 def test_zombie_coordinator_paused_in_a_commit_never_completes_it(path, seam_name, fencing):
-    safety = Safety(fencing=fencing)
-    epochs = EpochStore(Table.open(path).storage)
-    old = epochs.advance()
-    zombie = _open(path, safety, paused=True, name="zombie")
-    with epoch_scope(old):
-        t = zombie.start_instant()
+    world = Takeover(path, Safety(fencing=fencing))
+    zombie = world.zombie
+    t = world.as_zombie(zombie.start_instant)
     stats = zombie.write_files(t, rows([1, 2, 3]))
-    seam = Seam()
-    guard = None
 
     def check_epoch() -> None:  # the coordinator's guard: the check a pause can follow
-        if fencing and epochs.current() > old:
+        if fencing and world.epochs.current() > world.old:
             raise FencedError("fenced")
         if seam_name == "after_fencing_check":
-            seam()
+            world.seam()
 
-    guard = check_epoch
     if seam_name == "truetime_wait":
-        _pause_in_truetime(zombie, seam)
+        world.pause_in_truetime()
     elif seam_name == "before_write":
-        zombie.fence.hooks.append(lambda point, info: point == seam_name and seam())
-
-    def commit() -> str:
-        with epoch_scope(old):
-            return zombie.commit(t, stats, guard=guard)
-
-    z = Zombie(commit)
-    z.start()
-    assert seam.reached.wait(WAIT_S)
-    new = epochs.advance()  # a new driver starts; the old one is stopped, holding the lock
-    successor = _open(path, safety, paused=False, name="successor")
-    with epoch_scope(new):
-        successor.commit(t, stats)  # recovery recommits the instant
-    seam.go.set()
-    error = z.finish()
+        world.pause_at(seam_name)
+    world.start(lambda: zombie.commit(t, stats, guard=check_epoch))
+    successor = world.take_over()  # a new driver; the old one is stopped, holding the lock
+    world.as_successor(lambda: successor.commit(t, stats))  # recovery recommits the instant
+    error = world.resume()
     completed = _completed(successor, t.requested_time)
     if fencing:
         assert isinstance(error, FencedError), error
         assert len(completed) == 1
         meta = successor.timeline.reload().read_metadata(t.requested_time)
-        assert meta.writer_id == "successor" and meta.fence.startswith(f"e{new}/")
+        assert meta.writer_id == "successor" and meta.fence.startswith(f"e{world.new}/")
     else:
         assert error is None
         assert len(completed) == 2  # the double commit the timeline check reports
@@ -213,60 +131,31 @@ def test_zombie_coordinator_paused_in_a_commit_never_completes_it(path, seam_nam
 @pytest.mark.parametrize("fencing", [True, False])
 def test_zombie_paused_creating_an_instant_never_puts_it_on_the_timeline(path, fencing):
     """Writers would use an instant the zombie creates: it must not appear at all."""
-    safety = Safety(fencing=fencing)
-    epochs = EpochStore(Table.open(path).storage)
-    old = epochs.advance()
-    zombie = _open(path, safety, paused=True, name="zombie")
-    seam = Seam()
-    _pause_in_truetime(zombie, seam)
-
-    def create() -> object:
-        with epoch_scope(old):
-            return zombie.start_instant()
-
-    z = Zombie(create)
-    z.start()
-    assert seam.reached.wait(WAIT_S)
-    new = epochs.advance()
-    successor = _open(path, safety, paused=False, name="successor")
-    with epoch_scope(new):
-        mine = successor.start_instant()
-    seam.go.set()
-    error = z.finish()
+    world = Takeover(path, Safety(fencing=fencing))
+    world.pause_in_truetime()
+    world.start(world.zombie.start_instant)
+    successor = world.take_over()
+    mine = world.as_successor(successor.start_instant)
+    error = world.resume()
     pending = [i.requested_time for i in successor.timeline.reload().pending()]
     if fencing:
         assert isinstance(error, FencedError)
         assert pending == [mine.requested_time]
     else:
-        assert error is None and z.result.requested_time in pending
+        assert error is None and world.result.requested_time in pending
 
 
 @pytest.mark.parametrize("fencing", [True, False])
 def test_zombie_paused_in_a_rollback_never_rolls_back(path, fencing):
     """The zombie decided to roll back instant t; the successor recommits t meanwhile."""
-    safety = Safety(fencing=fencing)
-    epochs = EpochStore(Table.open(path).storage)
-    old = epochs.advance()
-    zombie = _open(path, safety, paused=True, name="zombie")
-    with epoch_scope(old):
-        t = zombie.start_instant()
-    stats = zombie.write_files(t, rows([7, 8]))
-    seam = Seam()
-    _pause_in_truetime(zombie, seam)
-
-    def roll_back() -> object:
-        with epoch_scope(old):
-            return zombie.rollback(t)
-
-    z = Zombie(roll_back)
-    z.start()
-    assert seam.reached.wait(WAIT_S)
-    new = epochs.advance()
-    successor = _open(path, safety, paused=False, name="successor")
-    with epoch_scope(new):
-        successor.commit(t, stats)
-    seam.go.set()
-    error = z.finish()
+    world = Takeover(path, Safety(fencing=fencing))
+    t = world.as_zombie(world.zombie.start_instant)
+    stats = world.zombie.write_files(t, rows([7, 8]))
+    world.pause_in_truetime()
+    world.start(lambda: world.zombie.rollback(t))
+    successor = world.take_over()
+    world.as_successor(lambda: successor.commit(t, stats))
+    error = world.resume()
     if fencing:
         assert isinstance(error, FencedError)
         assert sorted(successor.snapshot()["id"].to_pylist()) == [7, 8]
@@ -282,31 +171,20 @@ def test_zombie_paused_in_a_rollback_never_rolls_back(path, fencing):
 
 @pytest.mark.parametrize("fencing", [True, False])
 def test_zombie_paused_in_a_compaction_never_completes_it(tmp_path, fencing):
-    path = str(tmp_path / "mor")
-    config = TableConfig(table_type="mor", file_groups=1)
-    Table.create(path, config, rows([0]).schema, max_skew_ms=0).close()
-    safety = Safety(fencing=fencing)
-    epochs = EpochStore(Table.open(path).storage)
-    old = epochs.advance()
-    zombie = _open(path, safety, paused=True, name="zombie")
-    with epoch_scope(old):
+    path = new_table(str(tmp_path / "mor"), TableConfig(table_type="mor", file_groups=1))
+    world = Takeover(path, Safety(fencing=fencing))
+    zombie = world.zombie
+
+    def commit_and_plan() -> object:
         t = zombie.start_instant()
         zombie.commit(t, zombie.write_files(t, rows([1])))
-        plan = zombie.schedule_compaction()
-    seam = Seam()
-    _pause_in_truetime(zombie, seam)
+        return zombie.schedule_compaction()
 
-    def compact() -> str:
-        with epoch_scope(old):
-            return zombie.run_compaction(plan)
-
-    z = Zombie(compact)
-    z.start()
-    assert seam.reached.wait(WAIT_S)
-    epochs.advance()
-    _open(path, safety, paused=False, name="successor").lock.acquire(WAIT_S)  # takes over
-    seam.go.set()
-    error = z.finish()
+    plan = world.as_zombie(commit_and_plan)
+    world.pause_in_truetime()
+    world.start(lambda: zombie.run_compaction(plan))
+    world.take_over().lock.acquire(WAIT_S)  # takes over
+    error = world.resume()
     done = _completed(zombie, plan.requested_time)
     if fencing:
         assert isinstance(error, FencedError) and done == []
@@ -437,7 +315,7 @@ def test_clock_skew_does_not_make_a_live_lease_look_expired(path):
     skewed.set_offset_ms(3_600_000)
     holder = Table.open(path, max_skew_ms=0, writer_id="holder")
     waiter = Table.open(path, clock=skewed, max_skew_ms=0, writer_id="waiter")
-    with holder._locked(), pytest.raises(LockTimeoutError):
+    with holder.locked(), pytest.raises(LockTimeoutError):
         waiter.lock.acquire(0.3)
     waiter.lock.acquire(1)
     waiter.lock.release()

@@ -35,21 +35,31 @@ def test_in_process_lock_is_shared_per_path(tmp_path):
     b.release()
 
 
-@pytest.fixture(params=PROVIDERS)
+# The providers whose lock lives in the table's storage run on S3 too (moto's server).
+RIGS = [*PROVIDERS, "file@s3", "storage@s3"]
+
+
+def _rig(request, storage: Storage, lease_s: float, stepping: bool) -> Rig:
+    provider, _, backend = request.param.partition("@")
+    if backend == "s3":
+        storage = Storage(request.getfixturevalue("s3_location")())
+    zk = request.getfixturevalue("zookeeper") if provider == "zookeeper" else None
+    return Rig(provider, storage, zk, lease_s=lease_s, stepping=stepping)
+
+
+@pytest.fixture(params=RIGS)
 def rig(request, storage) -> Rig:
     """Real clocks: a live holder keeps its lease (it renews)."""
-    zk = request.getfixturevalue("zookeeper") if request.param == "zookeeper" else None
-    rig = Rig(request.param, storage, zk, lease_s=10.0, stepping=False)
+    rig = _rig(request, storage, lease_s=10.0, stepping=False)
     yield rig
     rig.close()
 
 
-@pytest.fixture(params=PROVIDERS)
+@pytest.fixture(params=RIGS)
 def paused_rig(request, storage) -> Rig:
     """A paused holder's lease runs out at the waiter's second look (ZooKeeper: once the
     server expired its session)."""
-    zk = request.getfixturevalue("zookeeper") if request.param == "zookeeper" else None
-    rig = Rig(request.param, storage, zk, lease_s=5.0, stepping=True)
+    rig = _rig(request, storage, lease_s=5.0, stepping=True)
     yield rig
     rig.close()
 
@@ -101,10 +111,8 @@ def test_paused_holders_lease_expires_and_is_taken_over(paused_rig):
 def _renewal_mark(rig: Rig, lock) -> object:
     """What a renewal changes: the lease's version (file, storage), its expiry (service),
     the session (ZooKeeper: alive and the same, its lock node still there)."""
-    if rig.provider == "file":
-        return lock.read_lease()[0]
-    if rig.provider == "storage":
-        return lock.read()[0]
+    if rig.provider in ("file", "storage"):
+        return lock.read_record()[0]
     if rig.provider == "service":
         return rig.service.holder("table").expires_ms
     client = lock.client()
@@ -296,9 +304,10 @@ def test_file_lock_keeps_only_the_two_newest_lease_versions(storage):
     b.close()
 
 
-def test_a_restarted_coordinator_takes_its_predecessors_storage_lease_at_once(storage):
+def test_a_restarted_coordinator_takes_its_predecessors_storage_lease_at_once(storage_root):
     """known_dead (engine/stream/table_port.py enter_epoch): a lease of the coordinator's
     own identity is its sealed predecessor's, taken over without waiting out the lease."""
+    storage = Storage(storage_root)
     crashed = StorageLock(storage, holder_id="coordinator", renew=False)
     crashed.acquire(1)
     revoked = []
@@ -328,3 +337,34 @@ def test_a_restarted_coordinator_takes_its_predecessors_zookeeper_lock_at_once(r
     restarted.release()
     restarted.close()
     crashed.close()
+
+
+def test_storage_lock_reads_nothing_back(storage_root):
+    """Each CAS returns the lock object's new version (S3: the PUT's ETag), on which the
+    holder's next change is conditional: acquiring reads the object once, renewing and
+    releasing only write, and a fast re-acquire writes on the version its release got."""
+    storage = Storage(storage_root)
+    ops: list[str] = []
+    storage.hooks.append(lambda op, path: ops.append(op) if path.endswith(".json") else None)
+    lock = StorageLock(storage, holder_id="a", renew=False)
+    steps = {
+        "acquire": lambda: lock.acquire(1),
+        "renew": lock.renew,
+        "release": lock.release,
+        "re-acquire": lambda: lock.acquire(1),
+    }
+    seen = {}
+    for step, call in steps.items():
+        ops.clear()
+        call()
+        seen[step] = list(ops)
+    assert seen == {
+        "acquire": ["read", "put"],
+        "renew": ["put"],
+        "release": ["put"],
+        "re-acquire": ["put"],
+    }
+    assert lock.follows is not None  # the re-acquire was the fast path: nobody came between
+    lock.renew()  # conditional on the version the last CAS returned: LockLostError if stale
+    lock.release()
+    assert lock.read_record()[1]["state"] == "free"

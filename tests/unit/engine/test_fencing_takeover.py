@@ -19,14 +19,14 @@ from engine.table import Table
 from engine.table.fencing import CLAIMS_DIR, FENCE_DIR, epoch_scope
 from engine.timeline.instant import parse_file_name
 from tests.unit.engine.engine_helpers import rows
-from tests.unit.engine.test_engine_fencing import (
+from tests.unit.engine.fencing_helpers import (
     WAIT_S,
     Seam,
+    Takeover,
     Zombie,
-    _completed,
-    _open,
     time_never_moves,
 )
+from tests.unit.engine.fencing_helpers import completed_files as _completed
 
 SERVICE_LEASE_S = 600.0  # renewal threads (every lease / 3) never run during a test
 
@@ -89,26 +89,18 @@ def test_lock_service_seals_nothing_while_a_lease_is_live_or_released():
 
 
 # ---------------------------------------------------------------- claims per live token
-def _paused_rollback(path: str, seam_at) -> tuple[str, list, Zombie, Seam, EpochStore]:
+def _paused_rollback(path: str, seam_at) -> tuple[str, list, Takeover]:
     """A coordinator (epoch e) rolls back its instant t and stops where `seam_at(point,
-    path)` says; returns (t, t's stats, its thread, the seam, the epochs)."""
-    epochs = EpochStore(Table.open(path).storage)
-    old = epochs.advance()
-    zombie = _open(path, Safety(), paused=True, name="zombie")
-    with epoch_scope(old):
-        t = zombie.start_instant()
+    path)` says; returns (t, t's stats, the takeover to come)."""
+    world = Takeover(path)
+    zombie = world.zombie
+    t = world.as_zombie(zombie.start_instant)
     stats = zombie.write_files(t, rows([7, 8]))
-    seam = Seam()
-    zombie.fence.hooks.append(lambda point, info: seam_at(point, info.get("path", "")) and seam())
-
-    def roll_back() -> object:
-        with epoch_scope(old):
-            return zombie.rollback(t)
-
-    z = Zombie(roll_back)
-    z.start()
-    assert seam.reached.wait(WAIT_S)
-    return t.requested_time, stats, z, seam, epochs
+    zombie.fence.hooks.append(
+        lambda point, info: seam_at(point, info.get("path", "")) and world.seam()
+    )
+    world.start(lambda: zombie.rollback(t))
+    return t.requested_time, stats, world
 
 
 def _after_claim(point: str, path: str) -> bool:
@@ -124,13 +116,10 @@ def test_a_commit_voids_the_claim_of_a_rollback_that_never_planned(path):
     """The zombie claimed t for its rollback and stopped: its plan never reached the
     timeline, so it deleted nothing. The successor's recommit must complete t (before,
     it failed with InstantClaimedError forever), and the resumed zombie lands nothing."""
-    t, stats, z, seam, epochs = _paused_rollback(path, _after_claim)
-    new = epochs.advance()
-    successor = _open(path, Safety(), paused=False, name="successor")
-    with epoch_scope(new):
-        successor.commit(t, stats)
-    seam.go.set()
-    assert isinstance(z.finish(), FencedError)
+    t, stats, world = _paused_rollback(path, _after_claim)
+    successor = world.take_over()
+    world.as_successor(lambda: successor.commit(t, stats))
+    assert isinstance(world.resume(), FencedError)
     timeline = successor.timeline.reload()
     assert len(_completed(successor, t)) == 1 and not timeline.is_rolled_back(t)
     assert sorted(successor.snapshot()["id"].to_pylist()) == [7, 8]
@@ -139,31 +128,25 @@ def test_a_commit_voids_the_claim_of_a_rollback_that_never_planned(path):
 def test_a_commit_never_voids_a_rollback_that_planned(path):
     """Stopped after its plan (and its deletes): the rollback stands; the commit fails and
     the successor's rollback finishes it under its own token."""
-    t, stats, z, seam, epochs = _paused_rollback(path, _before_rollback_completed)
-    new = epochs.advance()
-    successor = _open(path, Safety(), paused=False, name="successor")
-    with epoch_scope(new), pytest.raises(InstantRolledBackError):
-        successor.commit(t, stats)  # the plan is on the timeline
-    with epoch_scope(new):
-        successor.rollback_failed_writes()
-    seam.go.set()
-    assert isinstance(z.finish(), FencedError)
+    t, stats, world = _paused_rollback(path, _before_rollback_completed)
+    successor = world.take_over()
+    with pytest.raises(InstantRolledBackError):
+        world.as_successor(lambda: successor.commit(t, stats))  # the plan is on the timeline
+    world.as_successor(successor.rollback_failed_writes)
+    assert isinstance(world.resume(), FencedError)
     assert successor.timeline.reload().is_rolled_back(t)
     assert _completed(successor, t) == []
     assert successor.snapshot().num_rows == 0
 
 
 def test_a_rollback_takes_over_the_claim_of_a_sealed_rollback(path):
-    t, _, z, seam, epochs = _paused_rollback(path, _after_claim)
+    t, _, world = _paused_rollback(path, _after_claim)
     stale_token = Table.open(path).fence.read_claim(t)["token"]
-    new = epochs.advance()
-    successor = _open(path, Safety(), paused=False, name="successor")
-    with epoch_scope(new):
-        assert successor.rollback(t) is not None
+    successor = world.take_over()
+    assert world.as_successor(lambda: successor.rollback(t)) is not None
     claim = successor.fence.read_claim(t)
-    assert claim["token"] != stale_token and claim["token"].startswith(f"e{new}/")
-    seam.go.set()
-    assert isinstance(z.finish(), FencedError)
+    assert claim["token"] != stale_token and claim["token"].startswith(f"e{world.new}/")
+    assert isinstance(world.resume(), FencedError)
     assert successor.timeline.reload().is_rolled_back(t)
 
 

@@ -58,7 +58,7 @@ def test_writers_lock_through_the_coordinators_service_and_follow_its_restart(pa
     writer.commit(t, writer.write_files(t, rows([1])))
     meta = writer.timeline.reload().read_metadata(t.requested_time)
     assert meta.fence.startswith(f"e{first.epoch}/")  # the grant lives in the epoch's domain
-    with first.table._locked():
+    with first.table.locked():
         with pytest.raises(LockTimeoutError):
             writer.lock.acquire(0.2)  # the coordinator holds it: excluded over RPC
         assert writer.lock.successor(t) == "coordinator"  # who holds it, asked over RPC

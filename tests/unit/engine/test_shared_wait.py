@@ -198,8 +198,8 @@ def test_a_commit_does_not_mint_while_a_creation_is_on_its_way_to_the_table(tmp_
 
 
 def test_a_shared_hold_reaches_the_commit_and_the_instant_seams(tmp_path):
-    """Faults name the seams of the hold (harness/faults/seams.py): its checks and wait are
-    the commit's, its REQUESTED and INFLIGHT writes the new instant's."""
+    """Faults name the seams of the hold (harness/faults/seams.py): its checks, generation
+    record and wait are the commit's, its REQUESTED and INFLIGHT writes the new instant's."""
     table, _ = _table(tmp_path, skew_ms=1)
     table.generator._sleep = table._truetime_wait  # the engine's own wait, with its seam
     first = table.start_instant()
@@ -209,6 +209,7 @@ def test_a_shared_hold_reaches_the_commit_and_the_instant_seams(tmp_path):
     table.commit_and_start(first, stats)
     assert reached == [
         "commit_after_checks",
+        "commit_before_truetime",
         "commit_truetime_wait",
         "commit_before_completed",
         "instant_before_requested",

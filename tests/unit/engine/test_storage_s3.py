@@ -41,15 +41,15 @@ def test_compare_and_swap_succeeds_only_on_the_version_read(storage_root):
     s = Storage(storage_root)
     with pytest.raises(FileNotFoundError):
         s.read_versioned("r")
-    assert s.put_if_version("r", b"v1", None)  # None: only if absent
-    assert not s.put_if_version("r", b"other", None)
-    data, v1 = s.read_versioned("r")
-    assert data == b"v1"
-    assert s.put_if_version("r", b"v2", v1)
-    assert not s.put_if_version("r", b"v3", v1)  # stale version: someone wrote v2
-    data, v2 = s.read_versioned("r")
-    assert (data, v2 != v1) == (b"v2", True)
-    assert not s.put_if_version("missing", b"x", v2)  # a version of nothing never matches
+    v1 = s.put_if_version("r", b"v1", None)  # None: only if absent
+    assert v1 is not None
+    assert s.put_if_version("r", b"other", None) is None
+    assert s.read_versioned("r") == (b"v1", v1)  # the new version, as a read gives it
+    v2 = s.put_if_version("r", b"v2", v1)  # the returned version serves the next CAS
+    assert v2 is not None and v2 != v1
+    assert s.put_if_version("r", b"v3", v1) is None  # stale version: someone wrote v2
+    assert s.read_versioned("r") == (b"v2", v2)
+    assert s.put_if_version("missing", b"x", v2) is None  # a version of nothing never matches
 
 
 def test_a_create_whose_response_was_lost_is_retried_and_is_no_conflict(storage_root):
@@ -73,8 +73,8 @@ def test_a_cas_whose_response_was_lost_is_retried_and_succeeds(storage_root):
     s.put_if_version("r", b"v1", None)
     _, v1 = s.read_versioned("r")
     s.hooks.append(_lose_first("put"))
-    assert s.put_if_version("r", b"v2", v1)  # the retry's If-Match fails on its own write
-    assert s.read_versioned("r")[0] == b"v2"
+    v2 = s.put_if_version("r", b"v2", v1)  # the retry's If-Match fails on its own write
+    assert v2 is not None and s.read_versioned("r") == (b"v2", v2)
 
 
 def test_a_plain_write_whose_response_was_lost_lands_once(storage_root):

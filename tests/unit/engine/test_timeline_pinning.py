@@ -28,7 +28,7 @@ def test_a_commit_lists_the_timeline_once_under_the_lock(tmp_path):
     instant = table.start_instant()
     stats = table.write_files(instant, _rows(0), op="insert")
     other = Table.open(table.storage.root, max_skew_ms=0)
-    with other._locked():  # someone else held the lock since: the commit must look again
+    with other.locked():  # someone else held the lock since: the commit must look again
         pass
     lists.clear()
     table.commit(instant, stats)
@@ -54,7 +54,7 @@ def test_a_hold_right_after_the_tables_own_lists_nothing(tmp_path):
 def test_reloads_list_again_once_the_lock_is_released(tmp_path):
     table, lists = _table(tmp_path)
     other = Table.open(table.storage.root, max_skew_ms=0)
-    with table._locked():
+    with table.locked():
         table.timeline.reload()
         table.timeline.reload()
     assert len([p for p in lists if p.endswith("timeline")]) == 1

@@ -18,6 +18,8 @@ def test_distinct_keys_skip_precombine_and_repeated_ones_are_deduplicated():
     assert distinct_keys(pa.chunked_array([["a", "b"], ["c"]]))
     assert not distinct_keys(pa.array([1, 1, 2]))  # equal neighbours
     assert not distinct_keys(pa.array([2, 1, 2]))  # a repeat that is no neighbour
+    assert distinct_keys(pa.array([2**63 - 1, -(2**63), 0]))  # integers: numpy's sort
+    assert not distinct_keys(pa.array(["b", "a", "b"]))  # others: a hash set
     dup = pa.table({"id": [1, 2, 1], "ts": [9, 3, 7]})
     assert precombine(dup, "id", "ts").to_pydict() == {"id": [2, 1], "ts": [3, 9]}
 

@@ -68,6 +68,17 @@ def test_exactly_once_with_contradictory_batches_is_unknown() -> None:
     assert r.verdict == "unknown"
 
 
+@pytest.mark.parametrize("bad", [batch(1, 10, 5), batch(1, -5, 0)], ids=["reversed", "negative"])
+def test_exactly_once_with_an_impossible_range_is_unknown(bad: dict[str, Any]) -> None:
+    """A reversed range would count negative rows as certain: [0, 10) and [10, 5) would
+    pass as 5 certain rows with only 0..9 visible."""
+    r = exactly_once([batch(0, 0, 10), bad], list(range(10)))
+    assert r.verdict == "unknown" and "offsets run from 0 upwards" in r.evidence["reason"]
+    assert exactly_once_upserts([batch(0, 0, 6), bad], [0, 1, 2], [3, 4, 5], key_of).verdict == (
+        "unknown"
+    )
+
+
 def key_of(offsets: np.ndarray) -> np.ndarray:
     return offsets % 3
 
@@ -128,6 +139,15 @@ def test_bank_reads_without_a_total_are_unknown() -> None:
     assert r.verdict == "unknown" and r.evidence["without_total"] == 1
 
 
+def test_bank_reads_without_the_accounts_they_saw_are_unknown_not_invalid() -> None:
+    """Missing evidence is no violation: a read with its total but no account count."""
+    r = bank([GOOD, {k: v for k, v in GOOD.items() if k != "accounts"}], 80, 8)
+    assert r.verdict == "unknown" and r.evidence["without_total"] == 1
+    # A pull need not see every account: it records none, and that is no missing evidence.
+    pull = {"reader": "reader:0", "read_kind": "incremental", "total": 0, "expected_total": 0}
+    assert bank([GOOD, {**pull, "expected_accounts": None}], 80, 8).verdict == "valid"
+
+
 def test_bank_reads_that_saw_no_account_are_unknown() -> None:
     empty = [{**GOOD, "total": 0, "accounts": 0, "rows": 0}] * 3
     assert bank(empty, 0, 0).verdict == "unknown"
@@ -183,6 +203,18 @@ def test_isolation_reads_without_their_evidence_are_unknown(missing: str) -> Non
     partial = {k: v for k, v in read().items() if k != missing}
     r = isolation([read(), partial], [], COMPLETED)
     assert r.verdict == "unknown" and r.evidence["unjudged"]["count"] == 1
+
+
+@pytest.mark.parametrize(
+    "instants", [{"i1": 1}, {"i1": 1, "i2": 2}, {"i1": "2"}], ids=["fewer", "more", "not-a-count"]
+)
+def test_isolation_reads_whose_instants_do_not_account_for_their_rows_are_unknown(
+    instants: dict[str, Any],
+) -> None:
+    """A row no instant accounts for could be a dirty one: such a read shows no absence."""
+    r = isolation([read(), read(instants=instants)], [], {**COMPLETED, "i2": "t1"})
+    assert r.verdict == "unknown" and r.evidence["unaccounted_rows"]["count"] == 1
+    assert "do not account for" in r.evidence["reason"]
 
 
 def test_isolation_with_every_read_failed_is_unknown() -> None:
@@ -334,3 +366,15 @@ def test_one_check_that_raises_is_unknown_and_the_others_keep_their_verdicts(
     assert broken["isolation"].verdict == "unknown"
     assert broken["isolation"].evidence == {"error": "OSError: storage unreachable"}
     assert broken["bank"] == clean["bank"] and broken["timeline"] == clean["timeline"]
+
+
+def test_bank_reads_of_a_table_before_its_first_commit_are_unknown_not_invalid() -> None:
+    """An empty table read before anything completed shows no balance: not a moved total
+    (invalid) but no evidence (unknown); once a commit completed, a read that misses the
+    accounts is a violation again."""
+    before = {"reader": "final", "read_kind": "snapshot", "read_at": None, "rows": 0}
+    r = bank([{**before, "total": 0, "accounts": 0}], 80, 8)
+    assert r.verdict == "unknown" and r.evidence["before_first_commit"] == 1
+    assert "no read saw a committed table" in r.evidence["reason"]
+    after = {**before, "read_at": "20261122101010101", "total": 0, "accounts": 0}
+    assert bank([after], 80, 8).verdict == "invalid"

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
+from fault_occurrence import occurrence
 
 from engine.clock import AdjustableClock, ManualClock
 from engine.storage import Storage
@@ -58,7 +59,7 @@ def test_the_clock_notes_only_the_first_read_after_each_adjustment() -> None:
 
 
 def _skew(target: str, at_s: float, end_s: float, **params: float) -> Occurrence:
-    return Occurrence("clock_skew", 0, at_s, end_s, target, params)
+    return occurrence("clock_skew", 0, at_s, end_s, target, params)
 
 
 def test_a_skew_is_recorded_when_its_clock_is_read_with_the_value_read(tmp_path: Path) -> None:
@@ -141,7 +142,7 @@ def _driver(tmp_path: Path, *occurrences: Occurrence) -> DriverFaults:
 
 
 def test_a_delayed_ack_is_recorded_once_the_coordinator_committed_it(tmp_path: Path) -> None:
-    faults = _driver(tmp_path, Occurrence("delay_ack", 0, 10, 10, "coordinator", {"delay_s": 3}))
+    faults = _driver(tmp_path, occurrence("delay_ack", 0, 10, 10, "coordinator", {"delay_s": 3}))
     coordinator = FakeCoordinator()
     faults.deliver_ack(7, coordinator.notify)
     [timer] = FakeTimer.made
@@ -160,7 +161,7 @@ def test_a_delayed_ack_is_recorded_once_the_coordinator_committed_it(tmp_path: P
 
 
 def test_a_replayed_ack_is_recorded_as_the_no_op_the_coordinator_made_it(tmp_path: Path) -> None:
-    faults = _driver(tmp_path, Occurrence("stale_ack", 0, 10, 10, "coordinator", {}))
+    faults = _driver(tmp_path, occurrence("stale_ack", 0, 10, 10, "coordinator", {}))
     coordinator = FakeCoordinator()
     faults.deliver_ack(3, coordinator.notify)
     assert [c for c, _ in coordinator.acks] == [3]  # the ACK itself goes now
@@ -176,7 +177,7 @@ def test_a_replayed_ack_is_recorded_as_the_no_op_the_coordinator_made_it(tmp_pat
 
 
 def test_a_late_ack_is_not_delivered_into_a_stopped_driver(tmp_path: Path) -> None:
-    faults = _driver(tmp_path, Occurrence("delay_ack", 0, 10, 10, "coordinator", {"delay_s": 3}))
+    faults = _driver(tmp_path, occurrence("delay_ack", 0, 10, 10, "coordinator", {"delay_s": 3}))
     coordinator = FakeCoordinator()
     faults.deliver_ack(7, coordinator.notify)
     faults.stop()
@@ -211,7 +212,7 @@ def test_storage_latency_is_recorded_after_an_operation_was_held_back(
     monkeypatch.setattr(
         storage_faults, "time", SimpleNamespace(sleep=sleep, monotonic=time.monotonic)
     )
-    latency = Occurrence("storage_latency", 0, 10, 30, None, {"latency_ms": 80, "ops": ["put"]})
+    latency = occurrence("storage_latency", 0, 10, 30, None, {"latency_ms": 80, "ops": ["put"]})
     storage = _storage(tmp_path, latency)
     storage.list("")  # not a slowed op
     assert slept == [] and _faults(tmp_path) == []
@@ -223,7 +224,7 @@ def test_storage_latency_is_recorded_after_an_operation_was_held_back(
 
 
 def test_a_storage_error_is_recorded_with_the_operation_it_failed(tmp_path: Path) -> None:
-    error = Occurrence("storage_error", 0, 10, 10, None, {"op": "put", "count": 1})
+    error = occurrence("storage_error", 0, 10, 10, None, {"op": "put", "count": 1})
     storage = _storage(tmp_path, error)
     storage.makedirs("")
     with pytest.raises(storage_faults.InjectedStorageError):
@@ -235,7 +236,7 @@ def test_a_storage_error_is_recorded_with_the_operation_it_failed(tmp_path: Path
 
 
 def test_a_torn_file_is_recorded_with_the_size_that_landed(tmp_path: Path) -> None:
-    torn = Occurrence("torn_file", 0, 10, 10, "writer:0", {"count": 1})
+    torn = occurrence("torn_file", 0, 10, 10, "writer:0", {"count": 1})
     storage = _storage(tmp_path, torn, target="writer:0")
     storage.verify_writes = False
     size = storage.write_parquet("f.parquet", pa.table({"a": list(range(1000))}))
@@ -262,7 +263,7 @@ def test_storage_faults_reach_the_readers_and_batch_writers(tmp_path: Path) -> N
         "name: s\nreaders: {concurrent: 2, every_s: 1000}\n"
         "batch_writers: {count: 1, every_s: 1000, op: upsert}\n"
     )
-    latency = Occurrence("storage_latency", 0, 0, 1e9, None, {"latency_ms": 1})
+    latency = occurrence("storage_latency", 0, 0, 1e9, None, {"latency_ms": 1})
     faults = storage_faults.StorageFaults(
         [latency], RunClock(t0=time.time()), _history(tmp_path), FiredLog(tmp_path / "fired")
     )
@@ -318,7 +319,7 @@ def test_a_retry_without_the_crash_records_nothing(tmp_path: Path) -> None:
 
 def test_a_coordinator_crash_is_recorded_when_the_driver_is_seen_killed(tmp_path: Path) -> None:
     fired, history = FiredLog(tmp_path / "fired"), _history(tmp_path, "runner")
-    o = Occurrence("coordinator_crash", 0, 10, 10, "coordinator", {"point": "mid_commit"})
+    o = occurrence("coordinator_crash", 0, 10, 10, "coordinator", {"point": "mid_commit"})
     crash.record_coordinator_crashes([o], fired, history, 11.0, 4242, -signal.SIGKILL)
     assert _faults(tmp_path) == []  # the driver never reached the seam: another death
     fired.mark(o.label)  # the driver at the seam, about to SIGKILL itself
@@ -361,14 +362,21 @@ def _refused(tmp_path: Path, text: str) -> str:
     return str(info.value)
 
 
-def test_a_writer_clock_skew_is_refused_naming_the_targets_that_work(tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", ["writer:0", "worker:1"])
+def test_a_clock_skew_nothing_reads_is_refused_naming_the_targets_that_work(
+    tmp_path: Path, target: str
+) -> None:
+    """Writer tasks never read a clock (tests/unit/stream/test_writer_clock.py), and they are
+    all the engine runs on a cluster worker: both targets would change nothing."""
     message = _refused(
         tmp_path,
-        "batch_writers: {count: 2}\n"
-        "faults: [{kind: clock_skew, at_s: 5, target: 'writer:0', offset_ms: -300}]\n",
+        "cluster: {backend: standalone, workers: 2}\nbatch_writers: {count: 2}\n"
+        f"faults: [{{kind: clock_skew, at_s: 5, target: '{target}', offset_ms: -300}}]\n",
     )
-    assert "faults.0.target" in message and "never reads its engine clock" in message
-    assert "coordinator | all | batch_writer:0 .. batch_writer:1" in message
+    [line] = message.splitlines()
+    assert line.startswith(f"{tmp_path / 'f.yaml'}: faults.0.target: '{target}' is not a valid")
+    assert "allowed: coordinator | batch_writer:N | all" in line
+    assert "no clock there is read for instant times or heartbeats" in line
 
 
 def test_a_batch_writer_skew_without_batch_writers_names_the_targets_that_work(
@@ -389,22 +397,28 @@ def test_engine_faults_are_refused_on_the_raw_parquet_sink(tmp_path: Path) -> No
     assert "allowed with it: worker_kill, worker_pause" in message
 
 
-def test_a_worker_clock_skew_counts_once_its_tasks_ran_skewed() -> None:
-    from harness.runner.analysis import _fault_records
-
-    fault = {
-        "kind": "fault",
-        "fault_kind": "clock_skew",
-        "label": "clock_skew@worker:2#0",
-        "target": "worker:2",
-        "t": 5000.0,
-        "start_s": 20.0,
-        "end_s": 30.0,
-        "applied": True,
-        "evidence": {"host": "127.0.0.12", "runner_wall_minus_mono_s": 1000.0},
-    }
-    task = {"kind": "task_clock", "host": "127.0.0.12", "t": 5005.75, "wall_minus_mono_s": 1000.75}
-    [unseen] = _fault_records([fault])  # the offset was set; no task of the worker ran since
-    assert unseen["applied"] is False
-    [seen] = _fault_records([fault, task])
-    assert seen["applied"] is True and seen["evidence"]["observed"]["skew_ms"] == 750.0
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        (
+            "{kind: delay_ack, at_s: 58, delay_s: 3}",
+            "faults.0.delay_s: an ACK held at 58 s would reach the coordinator 3 s later, after "
+            "the run ends at 60 s, so the fault could never take effect; allowed: delay_s < 2",
+        ),
+        ("{kind: stale_ack, at_s: 57}", "faults.0.at_s: an ACK held at 57 s would reach"),
+        ("{kind: delay_ack, at_s: 10, every_s: 20, delay_s: 15}", "the last ACK it holds, at 50"),
+    ],
+    ids=["delay", "stale", "repeated"],
+)
+def test_an_ack_that_would_arrive_after_the_run_is_refused(
+    tmp_path: Path, fault: str, expected: str
+) -> None:
+    """A late or replayed ACK counts once the coordinator handled it: one due after the end
+    is never delivered, so the run could only ever end unknown."""
+    run = "warmup_s: 10\nduration_s: 50\n"
+    message = _refused(tmp_path, f"{run}faults: [{fault}]\n")
+    [line] = message.splitlines()
+    assert expected in line
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(f"name: ok\n{run}faults: [{{kind: delay_ack, at_s: 50, delay_s: 3}}]\n")
+    assert load_scenario(ok).faults[0].kind == "delay_ack"

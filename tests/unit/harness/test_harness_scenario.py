@@ -144,24 +144,14 @@ def test_worker_faults_load_on_cluster_backends(tmp_path: Path) -> None:
     ]
 
 
-def test_worker_clock_skew_needs_a_cluster_an_offset_and_a_worker_from_1(tmp_path: Path) -> None:
-    cluster = "name: w\ncluster: {backend: standalone, workers: 2}\n"
-    ok = cluster + "faults: [{kind: clock_skew, at_s: 5, target: 'worker:2', offset_ms: 900}]\n"
-    assert load_scenario(write(tmp_path, ok)).faults[0].target == "worker:2"
-    drift = ok.replace("offset_ms: 900", "drift_ppm: 50")
-    assert "faults.0.drift_ppm" in error_of(write(tmp_path, drift))
-    zero = ok.replace("worker:2", "worker:0")
-    assert "allowed: worker:1 .. worker:2" in error_of(write(tmp_path, zero))
-
-
 def test_random_worker_targets_are_cluster_workers() -> None:
-    from harness.faults.schedule import expand
+    from harness.faults.schedule import expand, parse_fault
 
     faults = [{"kind": "worker_kill", "at_s": 1, "target": "random", "every_s": 1}]
-    targets = {o.target for o in expand(faults, 3, 40, writers=4, workers=2)}
+    targets = {o.target for o in expand(map(parse_fault, faults), 3, 40, writers=4, workers=2)}
     assert targets == {"worker:1", "worker:2"}
     crash = [{"kind": "writer_crash", "at_s": 1, "target": "random", "every_s": 1}]
-    assert {o.target for o in expand(crash, 3, 40, writers=2, workers=2)} == {
+    assert {o.target for o in expand(map(parse_fault, crash), 3, 40, writers=2, workers=2)} == {
         "writer:0",
         "writer:1",
     }
@@ -219,7 +209,7 @@ BAD = [
         "target: coordinator, offset_ms",
         "target: 'worker:1', offset_ms",
         "faults.2.target",
-        "docker",
+        "allowed: coordinator | batch_writer:N | all",
     ),
     ("at_s: 50", "at_s: 70", "faults.3.at_s", "0 <= at_s < 70"),
     ("duration_s: 15", "duration_s: 45", "faults.2.duration_s", "at most 30"),

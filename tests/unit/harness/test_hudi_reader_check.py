@@ -15,6 +15,8 @@ from harness.checks.hudi_reader import (
     MAX_PULLS,
     MAX_TIME_TRAVEL,
     Completed,
+    Contested,
+    crossed_pairs,
     diff_rows,
     hudi_reader,
     incremental_pulls,
@@ -208,10 +210,11 @@ class ModelReads:
     writes: dict[str, dict[int, int]]
     by_requested: bool = False
     tamper: dict[int, int | None] | None = None
+    merge_by: str = "completed"  # hudi-rs's merge: "requested" (the later-requested wins)
 
     def _rows(self, chosen: list[Completed]) -> pa.Table:
         state: dict[int, int] = {}
-        for i in sorted(chosen, key=lambda i: i.completed):
+        for i in sorted(chosen, key=lambda i: getattr(i, self.merge_by)):
             state.update(self.writes[i.requested])
         for k, v in (self.tamper or {}).items():
             if v is None:
@@ -275,3 +278,55 @@ def test_no_instants_or_an_empty_table_is_unknown():
     blank = {t(1): {}, t(2): {}, t(6): {}}
     r = hudi_reader(INSTANTS, ModelReads(INSTANTS, blank), ModelReads(INSTANTS, blank), "id")
     assert r.verdict == "unknown" and "empty" in r.evidence["reason"]
+
+
+def test_an_engine_read_that_fails_is_never_valid():
+    """The engine's own read failing is no disagreement to blame on either reader: it
+    propagates, and the runner's per-check guard makes the check unknown with the error."""
+    from harness.runner.check_inputs import guarded
+
+    engine = Failing(INSTANTS, WRITES)
+    hudi = ModelReads(INSTANTS, WRITES, by_requested=True)
+    r = guarded("hudi_reader", lambda _: hudi_reader(INSTANTS, engine, hudi, "id"))
+    assert r.verdict == "unknown" and r.evidence == {"error": "RuntimeError: cannot read"}
+
+
+def test_a_table_outside_the_local_file_system_is_unknown():
+    from types import SimpleNamespace
+
+    from harness.checks.hudi_rs import check_table
+
+    storage = SimpleNamespace(root="bucket/t", filesystem=object(), read_bytes=lambda p: b"")
+    table = SimpleNamespace(config=SimpleNamespace(key_field="id"), schema=None, storage=storage)
+    r = check_table(table)  # type: ignore[arg-type]
+    assert r.verdict == "unknown" and "local tables only" in r.evidence["reason"]
+
+
+# --- keys the two readers merge in different orders ------------------------------------
+
+
+def test_crossed_pairs_are_instants_requested_and_completed_in_opposite_orders_in_a_group():
+    a, b = inst(1, 5, groups=("g1", "g2")), inst(2, 3, groups=("g2",))
+    c, d = inst(4, 6, groups=("g3",)), inst(7, 8, groups=("g2",))
+    compaction = inst(0, 9, action="compaction", groups=("g2",))
+    assert crossed_pairs([d, c, b, a, compaction]) == [(a, b, ["g2"])]
+
+
+def test_a_contested_key_is_left_out_only_of_reads_holding_both_instants():
+    early, late = INSTANTS[0], INSTANTS[1]  # t(1) requested first, completed after t(2)
+    contested = Contested("fg1", early, late, pa.array([2], pa.int64()))
+    assert contested.in_read(None, None) and contested.in_read(None, t(5))
+    assert not contested.in_read(None, t(3)) and not contested.in_read(t(3), t(5))
+    engine = ModelReads(INSTANTS, WRITES)
+    # hudi-rs keeps the later-requested t(2)'s row of key 2 where both are read
+    hudi = ModelReads(INSTANTS, WRITES, by_requested=True, merge_by="requested")
+    r = hudi_reader(INSTANTS, engine, hudi, "id")
+    assert r.verdict == "invalid"
+    r = hudi_reader(INSTANTS, engine, hudi, "id", contested=[contested])
+    assert r.verdict == "valid", r.evidence
+    assert r.evidence["merge_order"]["skipped"]["items"][0]["keys"] == {"count": 1, "keys": [2]}
+    hudi = ModelReads(INSTANTS, WRITES, by_requested=True, merge_by="requested", tamper={3: 99})
+    r = hudi_reader(INSTANTS, engine, hudi, "id", contested=[contested])
+    assert r.verdict == "invalid"
+    different = r.evidence["disagreements"]["items"][0]["different"]["items"]
+    assert different == [{"key": 3, "engine": {"v": 30}, "hudi": {"v": 99}}]

@@ -164,3 +164,79 @@ def test_archived_and_cleaned_tables_compare_inside_the_retention_window(tmp_pat
     points = r.evidence["time_travel"]["skipped"]["items"]
     assert any(p.get("out_of_window") for p in points)
     assert r.evidence["time_travel"]["compared"] >= 2 and r.evidence["incremental"]["compared"] >= 1
+
+
+def test_keys_two_writers_merge_in_crossed_order_are_skipped_the_rest_compared(tmp_path):
+    """Two writers append the same key to one file group's logs, requested A < B and
+    completed B < A: the engine keeps A's row (completed last), hudi-rs B's (requested
+    last). That key is skipped with both instants named; the others are still compared, and
+    a real difference elsewhere in the same table stays invalid."""
+    config = TableConfig(table_type="mor", file_groups=1)
+    opts = {"max_skew_ms": 0, "heartbeat_interval_s": 0, "heartbeat_expiry_s": 30}
+    table = Table.create(str(tmp_path / "t"), config, writer_id="w1", **opts)
+    other = Table.open(str(tmp_path / "t"), writer_id="w2", **opts)
+    with table.transaction() as tx:
+        tx.write(engine_rows([0], [0]))
+    table.run_compaction(table.schedule_compaction())  # key 0 in a base file
+    a = table.start_instant()
+    a_stats = table.write_files(a, engine_rows([1, 2], [10, 20]))
+    b = other.start_instant()
+    b_stats = other.write_files(b, engine_rows([1, 3], [11, 31]))
+    other.commit(b, b_stats)
+    table.commit(a, a_stats)
+    other.close()
+    columns = compared_columns(table.schema, "id")
+    hudi = HudiReads(table.storage.root, columns).snapshot().to_pylist()
+    engine = EngineReads(table, columns).snapshot().to_pylist()
+    assert {"id": 1, "v": 11} in hudi and {"id": 1, "v": 10} in engine  # the difference
+
+    r = check_table(table)
+    assert r.verdict == "valid", r.evidence
+    skipped = r.evidence["merge_order"]["skipped"]
+    assert skipped["items"] == [
+        {
+            "file_group": "fg-0000",
+            "requested_earlier_completed_later": a.requested_time,
+            "requested_later_completed_earlier": b.requested_time,
+            "keys": {"count": 1, "keys": [1]},
+        }
+    ]
+    assert r.evidence["merge_order"]["reads_excluding_keys"] >= 2  # snapshot, as of A
+
+    base = next(f for f in table.data_files() if f.kind == "base")
+    root = Path(table.storage.root)
+    pq.write_table(pq.read_table(root / base.name), root / base.name.replace("fg-0000", "stray"))
+    r = check_table(table)
+    table.close()
+    assert r.verdict == "invalid", r.evidence
+    snapshot = r.evidence["disagreements"]["items"][0]
+    assert snapshot["read"] == "snapshot" and snapshot["duplicated_in_hudi"]["keys"] == [0]
+    assert "different" not in snapshot, snapshot  # key 1 stays out of the comparison
+
+
+def test_a_crossed_pair_whose_files_were_cleaned_contests_nothing(tmp_path):
+    """Two writers' logs crossed (requested A < B, completed B < A) in a slice that later
+    compactions superseded and the cleaner deleted: no compared read holds those rows, so
+    the check compares the rest (it read the deleted files and ended unknown)."""
+    config = TableConfig(table_type="mor", file_groups=1)
+    opts = {"max_skew_ms": 0, "heartbeat_interval_s": 0, "heartbeat_expiry_s": 30}
+    table = Table.create(str(tmp_path / "t"), config, writer_id="w1", **opts)
+    other = Table.open(str(tmp_path / "t"), writer_id="w2", **opts)
+    a = table.start_instant()
+    a_stats = table.write_files(a, engine_rows([1, 2], [10, 20]))
+    b = other.start_instant()
+    other.commit(b, other.write_files(b, engine_rows([1, 3], [11, 31])))
+    table.commit(a, a_stats)
+    other.close()
+    for n in range(3):
+        table.run_compaction(table.schedule_compaction())
+        with table.transaction() as tx:
+            tx.write(engine_rows([1, 4], [100 + n, 40 + n]))
+    assert cleaning.clean(table, retain_commits=1) is not None
+    gone = [s.file_name for s in a_stats if not table.storage.exists(s.file_name)]
+    assert gone  # A's log was cleaned
+    table.close()
+    fresh = Table.open(str(tmp_path / "t"))  # as the runner opens it: nothing cached
+    r = check_table(fresh)
+    fresh.close()
+    assert r.verdict == "valid", r.evidence

@@ -8,18 +8,18 @@ import time
 from pathlib import Path
 
 import pytest
+from fault_occurrence import occurrence
 
 from engine.storage import ResponseLostError, Storage
 from harness.faults import storage as storage_faults
 from harness.faults.fired import FiredLog
-from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter, read_events
 from harness.run_clock import RunClock
 from harness.scenario import ScenarioError, load_scenario
 
 
 def _lossy(tmp_path: Path, root: str, count: int = 1) -> Storage:
-    lost = Occurrence(
+    lost = occurrence(
         "storage_error", 0, 10, 10, None, {"op": "put", "count": count, "mode": "lost_response"}
     )
     faults = storage_faults.StorageFaults(

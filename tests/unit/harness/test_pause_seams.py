@@ -15,6 +15,7 @@ import time
 from typing import Any, get_args
 
 import pytest
+from fault_occurrence import occurrence
 
 from engine.config import Safety, TableConfig
 from engine.errors import (
@@ -23,62 +24,34 @@ from engine.errors import (
     InstantRolledBackError,
     RollbackError,
 )
-from engine.stream.state import EpochStore
-from engine.table import Table
+from engine.table import Table, cleaning
 from engine.table.fencing import epoch_scope
 from engine.timeline.instant import INFLIGHT
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog, pause_reached, pause_resumed
-from harness.faults.schedule import Occurrence, expand
+from harness.faults.schedule import Occurrence, expand, parse_fault
 from harness.faults.seams import concrete_points, table_seam_hook
 from harness.faults.writer_pause import WriterPause
 from harness.history import HistoryWriter, read_events
 from harness.run_clock import RunClock
-from harness.scenario.faults import TABLE_POINTS, PausePoint
+from harness.scenario.faults import TABLE_POINTS, CoordinatorPause, PausePoint
 from tests.unit.engine.engine_helpers import rows
-from tests.unit.engine.test_engine_fencing import WAIT_S, Seam, Zombie, _open
+from tests.unit.engine.fencing_helpers import WAIT_S, Takeover, Zombie
+from tests.unit.engine.fencing_helpers import open_writer as _open
 
 REFUSED = (FencedError, InstantClaimedError, RollbackError)
 # Without fencing there are no claims, so a rollback never reaches its claim.
 UNFENCED_UNREACHABLE = {"rollback_before_claim"}
 
 
-def _pause_at(table: Table, point: str) -> Seam:
-    seam = Seam()
-    table.fence.hooks.append(table_seam_hook(lambda p, _info: p == point and seam()))
-    return seam
-
-
 def _completed(table: Table) -> list[Any]:
     return [i for i in table.timeline.reload().instants() if i.is_completed]
 
 
-class World:
-    """A table, a coordinator epoch for the zombie, and the successor's takeover."""
-
-    def __init__(self, path: str, fencing: bool) -> None:
-        self.path, self.safety = path, Safety(fencing=fencing)
-        self.epochs = EpochStore(Table.open(path).storage)
-        self.old = self.epochs.advance()
-        self.zombie = _open(path, self.safety, paused=True, name="zombie")
-
-    def as_zombie(self, call: Any) -> Any:
-        with epoch_scope(self.old):
-            return call()
-
-    def take_over(self) -> Table:
-        """A new driver: the next epoch, and the table lock (taken over once the stopped
-        zombie's lease ran out)."""
-        self.new = self.epochs.advance()
-        return _open(self.path, self.safety, paused=False, name="successor")
-
-
-def _run_paused(world: World, point: str, call: Any) -> tuple[Zombie, Seam]:
-    seam = _pause_at(world.zombie, point)
-    z = Zombie(lambda: world.as_zombie(call))
-    z.start()
-    assert seam.reached.wait(WAIT_S), f"{point} was never reached"
-    return z, seam
+def _run_paused(world: Takeover, point: str, call: Any) -> None:
+    """Run `call` as the zombie until it stops at the named table point."""
+    world.zombie.fence.hooks.append(table_seam_hook(lambda p, _info: p == point and world.seam()))
+    world.start(call)
 
 
 def _cases(op: str) -> list[tuple[str, bool]]:
@@ -96,38 +69,36 @@ def path(tmp_path) -> str:
 
 
 def test_every_table_point_is_tested_below():
-    ops = ("instant", "commit", "rollback", "compaction")
+    ops = ("instant", "commit", "rollback", "compaction", "clean", "archive")
     assert sorted(TABLE_POINTS) == sorted(p for op in ops for p, f in _cases(op) if f)
 
 
 @pytest.mark.parametrize(("point", "fencing"), _cases("instant"))
 def test_zombie_paused_creating_an_instant(path, point, fencing):
-    world = World(path, fencing)
-    z, seam = _run_paused(world, point, world.zombie.start_instant)
+    world = Takeover(path, Safety(fencing=fencing))
+    _run_paused(world, point, world.zombie.start_instant)
     successor = world.take_over()
     with epoch_scope(world.new):
         mine = successor.start_instant().requested_time
-    seam.go.set()
-    error = z.finish()
+    error = world.resume()
     theirs = [i for i in successor.timeline.reload().pending() if i.requested_time != mine]
     if fencing:
         assert isinstance(error, FencedError), error
         assert [i for i in theirs if i.state == INFLIGHT] == []  # no writer can use it
     else:
-        assert error is None and z.result.requested_time in [i.requested_time for i in theirs]
+        assert error is None and world.result.requested_time in [i.requested_time for i in theirs]
 
 
 @pytest.mark.parametrize(("point", "fencing"), _cases("commit"))
 def test_zombie_paused_in_a_commit(path, point, fencing):
-    world = World(path, fencing)
+    world = Takeover(path, Safety(fencing=fencing))
     t = world.as_zombie(world.zombie.start_instant)
     stats = world.zombie.write_files(t, rows([1, 2, 3]))
-    z, seam = _run_paused(world, point, lambda: world.zombie.commit(t, stats))
+    _run_paused(world, point, lambda: world.zombie.commit(t, stats))
     successor = world.take_over()
     with epoch_scope(world.new):
         successor.commit(t, stats)  # recovery recommits the instant
-    seam.go.set()
-    error = z.finish()
+    error = world.resume()
     done = [i for i in _completed(successor) if i.requested_time == t.requested_time]
     if fencing:
         assert isinstance(error, REFUSED), error
@@ -140,10 +111,10 @@ def test_zombie_paused_in_a_commit(path, point, fencing):
 @pytest.mark.parametrize(("point", "fencing"), _cases("rollback"))
 def test_zombie_paused_in_a_rollback(path, point, fencing):
     """The zombie decided to roll back t; its successor recommits t meanwhile."""
-    world = World(path, fencing)
+    world = Takeover(path, Safety(fencing=fencing))
     t = world.as_zombie(world.zombie.start_instant)
     stats = world.zombie.write_files(t, rows([7, 8]))
-    z, seam = _run_paused(world, point, lambda: world.zombie.rollback(t))
+    _run_paused(world, point, lambda: world.zombie.rollback(t))
     successor = world.take_over()
     decided = False  # the zombie's rollback claimed t, or put its rollback on the timeline
     with epoch_scope(world.new):
@@ -151,13 +122,17 @@ def test_zombie_paused_in_a_rollback(path, point, fencing):
             successor.commit(t, stats)
         except (InstantClaimedError, InstantRolledBackError):
             decided = True
-    seam.go.set()
-    error = z.finish()
+    error = world.resume()
     rollbacks = [i for i in _completed(successor) if i.action == "rollback"]
     # Before the rollback's plan (its requested file) is on the timeline, the zombie has
     # deleted nothing: a claim it made is void once it is sealed (engine/table/fencing.py:
     # claims per live token), and the successor recommits t.
-    undecided = ("rollback_truetime_wait", "rollback_before_claim", "rollback_before_requested")
+    undecided = (
+        "rollback_before_truetime",
+        "rollback_truetime_wait",
+        "rollback_before_claim",
+        "rollback_before_requested",
+    )
     assert decided == (point not in undecided)
     if fencing:
         assert isinstance(error, REFUSED), error
@@ -178,19 +153,18 @@ def test_zombie_paused_in_a_compaction(tmp_path, point, fencing):
     path = str(tmp_path / "mor")
     config = TableConfig(table_type="mor", file_groups=1)
     Table.create(path, config, rows([0]).schema, max_skew_ms=0).close()
-    world = World(path, fencing)
+    world = Takeover(path, Safety(fencing=fencing))
 
     def commit_then_compact() -> str:
         return world.zombie.run_compaction(world.zombie.schedule_compaction())
 
     t = world.as_zombie(world.zombie.start_instant)
     world.as_zombie(lambda: world.zombie.commit(t, world.zombie.write_files(t, rows([1]))))
-    z, seam = _run_paused(world, point, commit_then_compact)
+    _run_paused(world, point, commit_then_compact)
     successor = world.take_over()
     successor.lock.acquire(WAIT_S)  # takes the lock over
     successor.lock.release()
-    seam.go.set()
-    error = z.finish()
+    error = world.resume()
     compactions = [i for i in _completed(successor) if i.requested_time != t.requested_time]
     if fencing:
         assert isinstance(error, FencedError), error
@@ -205,6 +179,52 @@ def test_zombie_paused_in_a_compaction(tmp_path, point, fencing):
         assert error is None and len(compactions) == 1
 
 
+def _upserts(table: Table, n: int) -> None:
+    """n commits rewriting the same keys: each supersedes the slices before it."""
+    for k in range(n):
+        t = table.start_instant()
+        table.commit(t, table.write_files(t, rows([1, 2, 3], [k, k, k])))
+
+
+@pytest.mark.parametrize(("point", "fencing"), _cases("clean"))
+def test_zombie_paused_in_a_clean(path, point, fencing):
+    """The zombie's cleaner planned (under the lock) and stops before deleting: resumed
+    after the takeover, it deletes nothing (fencing) or every planned file (off)."""
+    world = Takeover(path, Safety(fencing=fencing))
+    world.as_zombie(lambda: _upserts(world.zombie, 3))
+    _run_paused(world, point, lambda: cleaning.clean(world.zombie, retain_commits=1))
+    successor = world.take_over()
+    planned = cleaning.cleaned_files(successor.reload())
+    world.as_successor(successor.start_instant)
+    error = world.resume()
+    left = {f for f in planned if successor.storage.exists(f)}
+    if fencing:
+        assert isinstance(error, FencedError), error
+        assert planned and left == planned
+    else:
+        assert error is None and planned and left == set()
+
+
+@pytest.mark.parametrize(("point", "fencing"), _cases("archive"))
+def test_zombie_paused_archiving(path, point, fencing):
+    """The zombie archived the oldest instants and stops before removing their completed
+    files from the active timeline: resumed after the takeover, it removes nothing
+    (fencing) or removes them (off)."""
+    world = Takeover(path, Safety(fencing=fencing))
+    world.as_zombie(lambda: _upserts(world.zombie, 3))
+    _run_paused(world, point, lambda: world.zombie.archive(keep=1))
+    successor = world.take_over()
+    world.as_successor(successor.start_instant)
+    error = world.resume()
+    active = [i for i in successor.timeline.reload().instants() if i.is_completed]
+    if fencing:
+        assert isinstance(error, FencedError), error
+        assert len(active) == 3
+    else:
+        assert error is None and len(active) == 1
+    assert len(successor.timeline.completed(include_archived=True)) == 3
+
+
 # ------------------------------------------------------------------ the harness side
 COORDINATOR_POINTS = [p for p in get_args(PausePoint) if p != "random"]
 
@@ -214,7 +234,7 @@ def test_the_driver_stops_at_every_point_until_the_runner_resumes_it(tmp_path, p
     """The driver side of coordinator_pause: it says it reached the seam and waits there
     (the runner SIGSTOPs it meanwhile) until the runner marks the resumption."""
     fired = FiredLog(tmp_path / "fired")
-    pause = Occurrence("coordinator_pause", 0, 0.0, 10.0, "coordinator", {"point": point})
+    pause = occurrence("coordinator_pause", 0, 0.0, 10.0, "coordinator", {"point": point})
     faults = DriverFaults(
         [pause], RunClock(t0=time.time()), HistoryWriter(tmp_path / "h", "test"), fired
     )
@@ -233,17 +253,18 @@ def test_the_driver_stops_at_every_point_until_the_runner_resumes_it(tmp_path, p
 def test_point_random_is_one_seam_per_run_drawn_from_the_seed():
     fault = {"kind": "coordinator_pause", "at_s": 5, "point": "random", "duration_s": 9}
 
-    def drawn(run_seed: int, **extra: Any) -> dict[str, Any]:
-        return expand([{**fault, **extra}], run_seed, 60, 2, 0)[0].params
+    def drawn(run_seed: int, **extra: Any) -> Occurrence[CoordinatorPause]:
+        return expand([parse_fault({**fault, **extra})], run_seed, 60, 2, 0)[0]
 
     first = drawn(1)
-    assert first["point"] in concrete_points("coordinator_pause")
-    assert first["point_from"] == "random"
+    assert first.fault.point in concrete_points("coordinator_pause")
+    assert first.point_drawn
     assert drawn(1) == first  # deterministic
-    assert len({drawn(s)["point"] for s in range(40)}) > 5  # a draw, not a constant
+    assert len({drawn(s).fault.point for s in range(40)}) > 5  # a draw, not a constant
     assert drawn(1, seed=7) == drawn(2, seed=7)  # the fault's own seed wins
     bw = {"kind": "batch_writer_pause", "at_s": 5, "point": "random", "target": "batch_writer:0"}
-    assert expand([bw], 3, 60, 2, 0)[0].params["point"].startswith(("instant_", "commit_"))
+    drawn_bw = expand([parse_fault(bw)], 3, 60, 2, 0)[0].fault
+    assert drawn_bw.point.startswith(("instant_", "commit_"))
 
 
 @pytest.mark.parametrize("fencing", [True, False])
@@ -260,7 +281,7 @@ def test_batch_writer_pause_lets_its_lease_run_out_then_resumes(tmp_path, fencin
     stale = Table.open(path, safety=safety, max_skew_ms=1, writer_id="batch_writer:0")
     stale.lock.lease_s = 0.3  # a real FileLock with its renewal thread, and a short lease
     stale.lock._renewer._every_s = 0.1
-    pause = Occurrence(
+    pause = occurrence(
         "batch_writer_pause",
         0,
         0.0,

@@ -3,6 +3,7 @@ repo, named by every shipped file, and describing every key (issue 16, item 1)."
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from engine.config import Safety
 from harness.cli import app
 from harness.jobs.suite import load_suite
 from harness.scenario import load_scenario
+from harness.scenario.model import SafetySpec
 from harness.schemas import MODELINE, SCENARIOS_DIR, SCHEMAS, json_schema, schema_file, schema_text
 
 # Every shipped YAML file: the suites' folder holds suites, everything else is a scenario.
@@ -92,3 +95,10 @@ def test_schema_refuses_what_the_loader_refuses() -> None:
     assert validator.is_valid(
         {"name": "x", "faults": [{"kind": "writer_crash", "at_s": 1, "target": "writer:1"}]}
     )
+
+
+def test_the_safety_section_has_every_engine_switch_with_its_default() -> None:
+    """engine.safety is declared key by key (harness/scenario/model.py SafetySpec): it must
+    name the engine's switches (engine.config.Safety), in order, all on by default."""
+    assert list(SafetySpec.model_fields) == [f.name for f in dataclasses.fields(Safety)]
+    assert SafetySpec().model_dump() == Safety().to_dict()

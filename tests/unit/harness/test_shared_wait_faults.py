@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.schedule import expand
+from harness.faults.schedule import expand, parse_fault
 from harness.faults.seams import concrete_points
 from harness.runner.driver_config import fault_occurrences
 from harness.scenario import ScenarioError, validate_scenario
 
 PAUSE = {"kind": "coordinator_pause", "at_s": 5, "duration_s": 9}
+# The instant creation's generation record and wait: the commit's shared hold does both.
+UNREACHED = ["instant_before_truetime", "instant_truetime_wait"]
 
 
 def _scenario(point: str, shared_wait: bool):
@@ -25,29 +27,32 @@ def _scenario(point: str, shared_wait: bool):
     )
 
 
-def test_a_pause_in_the_instant_wait_is_refused_with_the_shared_wait():
-    assert _scenario("instant_truetime_wait", shared_wait=False).faults
+@pytest.mark.parametrize("point", UNREACHED)
+def test_a_pause_in_the_instant_wait_is_refused_with_the_shared_wait(point):
+    assert _scenario(point, shared_wait=False).faults
     with pytest.raises(ScenarioError) as info:
-        _scenario("instant_truetime_wait", shared_wait=True)
+        _scenario(point, shared_wait=True)
     (problem,) = info.value.problems
     assert problem.key == "faults.0.point" and "commit_truetime_wait" in problem.message
     assert _scenario("commit_truetime_wait", shared_wait=True).faults
     assert _scenario("instant_before_requested", shared_wait=True).faults  # still reached
 
 
-def test_point_random_never_draws_it_with_the_shared_wait():
-    assert "instant_truetime_wait" in concrete_points("coordinator_pause")
-    assert "instant_truetime_wait" not in concrete_points("coordinator_pause", True)
+@pytest.mark.parametrize("point", UNREACHED)
+def test_point_random_never_draws_it_with_the_shared_wait(point):
+    assert point in concrete_points("coordinator_pause")
+    assert point not in concrete_points("coordinator_pause", True)
     # Batch writers mint their own instants: their draw is unchanged.
-    assert "instant_truetime_wait" in concrete_points("batch_writer_pause", True)
+    assert point in concrete_points("batch_writer_pause", True)
     fault = {**PAUSE, "point": "random"}
-    drawn = {expand([fault], s, 60, 2, 0, True)[0].params["point"] for s in range(200)}
-    assert "instant_truetime_wait" not in drawn and len(drawn) > 5
-    unshared = {expand([fault], s, 60, 2, 0)[0].params["point"] for s in range(200)}
-    assert "instant_truetime_wait" in unshared
+    entry = parse_fault(fault)
+    drawn = {expand([entry], s, 60, 2, 0, True)[0].fault.point for s in range(200)}
+    assert point not in drawn and len(drawn) > 5
+    unshared = {expand([entry], s, 60, 2, 0)[0].fault.point for s in range(200)}
+    assert point in unshared
     # The runner passes the scenario's switch on.
     assert all(
-        o.params["point"] != "instant_truetime_wait"
+        o.fault.point != point
         for s in range(60)
         for o in fault_occurrences(
             _scenario("random", shared_wait=True).model_copy(update={"seed": s})

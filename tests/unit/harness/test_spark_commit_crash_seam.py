@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from fault_occurrence import occurrence
 from spark_checkpoint import chained, write_checkpoint
 
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog
-from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter, read_events
 from harness.pipeline.acks import SPARK_COMMIT_SEAM, AckWatcher
 from harness.run_clock import RunClock
@@ -26,7 +26,7 @@ class Killed(Exception):
 
 
 def _watcher(tmp_path: Path, ckp: Path, after: int, acked: list[int]) -> AckWatcher:
-    crash = Occurrence("coordinator_crash", 0, 5, 5, "coordinator", {"point": SPARK_COMMIT_SEAM})
+    crash = occurrence("coordinator_crash", 0, 5, 5, "coordinator", {"point": SPARK_COMMIT_SEAM})
     history = HistoryWriter(tmp_path / "history", "driver")
     faults = DriverFaults(
         [crash], RunClock(t0=time.time() - 20), history, FiredLog(tmp_path / "fired")

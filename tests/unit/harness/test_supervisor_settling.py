@@ -8,9 +8,9 @@ import sys
 import time
 
 import pytest
+from fault_occurrence import occurrence
 
 from harness.faults.fired import FiredLog
-from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.runner import supervisor as supervisor_module
 from harness.runner.driver_process import DriverProcess
@@ -23,7 +23,7 @@ def supervisor(tmp_path, monkeypatch):
         DriverProcess, "command", (sys.executable, "-c", "import time; time.sleep(120)")
     )
     monkeypatch.setattr(supervisor_module, "ZOMBIE_GRACE_S", 3.0)
-    pause = Occurrence("coordinator_pause", 0, at_s=0.0, end_s=0.1, target="coordinator")
+    pause = occurrence("coordinator_pause", 0, 0.0, 0.1, "coordinator", {"duration_s": 0.1})
     logs = tmp_path / "logs"
     logs.mkdir()
     sup = Supervisor(

@@ -69,6 +69,7 @@ class StreamHarness:
         write_batch_rows: int = 5,
         commit_ack_timeout_s: float = 5.0,
         client_factory: Callable[[Coordinator], Any] = LocalClient,
+        row_group_flushes: bool = False,
     ) -> None:
         self.root = root
         self.table = Table.create(
@@ -81,6 +82,7 @@ class StreamHarness:
         self.write_batch_rows = write_batch_rows
         self.commit_ack_timeout_s = commit_ack_timeout_s
         self.client_factory = client_factory
+        self.row_group_flushes = row_group_flushes
         self.recorder = ListRecorder()
         self.writer_state = WriterStateStore(self.state, "writers")
         self.coordinator = self.new_coordinator()
@@ -138,6 +140,7 @@ class StreamHarness:
             # Well past the coordinator's own timeout, so that a loaded machine still sees
             # the coordinator's error rather than the writer giving up first.
             instant_deadline_s=self.commit_ack_timeout_s * 2 + 5,
+            row_group_flushes=self.row_group_flushes,
             **kwargs,
         )
 

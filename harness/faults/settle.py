@@ -1,0 +1,37 @@
+"""Faults a run still waits for after its duration.
+
+A scenario places its faults in seconds, but what they must exercise is counted in
+batches: five dropped ACKs need five batches, and the ACK that subsumes them a sixth; a
+crash at a seam needs the batch that reaches it. On a loaded machine batches come slower
+(a restarted driver's JVM alone can take longer than the whole run), so a run that ended
+on the clock would judge a fault that had not yet done its work: `unknown` at best. The
+run goes on until every fault scheduled inside it has had its effect, bounded by the
+runner's settle limit, after which the checks say `unknown` as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from harness.faults.fired import FiredLog, ack_followed
+from harness.faults.schedule import Occurrence
+from harness.scenario.faults import CoordinatorCrash, DropAck, WriterCrash
+
+
+def unsettled(occurrences: Iterable[Occurrence[Any]], fired: FiredLog, run_s: float) -> list[str]:
+    """Labels of the faults due inside the run whose effect has not happened yet: a
+    crash whose seam was not reached, dropped ACKs not yet followed by a delivered one."""
+    waiting = []
+    for o in occurrences:
+        if o.at_s >= run_s:
+            continue
+        if isinstance(o.fault, DropAck):
+            done = fired.fired(ack_followed(o.label))
+        elif isinstance(o.fault, CoordinatorCrash | WriterCrash):
+            done = fired.fired(o.label)
+        else:
+            continue
+        if not done:
+            waiting.append(o.label)
+    return waiting

@@ -1,0 +1,164 @@
+"""The rest of "evidence only after the effect" (test_fault_evidence.py has the others): a
+dropped ACK, a paused coordinator and the cluster worker faults. Each is shown not recorded
+while (or when) its effect is absent and recorded once it is there; every outcome is
+forced (a stand-in cluster whose status the test sets, a stopped check that says no)."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from fault_occurrence import occurrence
+
+from harness.faults.driver_faults import DriverFaults
+from harness.faults.fired import FiredLog
+from harness.history import HistoryWriter, read_events
+from harness.run_clock import RunClock
+from harness.runner import supervisor as supervisor_module
+from harness.runner.driver_process import DriverProcess
+from harness.runner.supervisor import Supervisor
+from infra.cluster.base import WorkerInfo
+
+
+def _events(tmp_path: Path, kind: str = "fault") -> list[dict[str, Any]]:
+    return [e for e in read_events(tmp_path / "history") if e["kind"] == kind]
+
+
+# -- drop_ack ---------------------------------------------------------------------------
+
+
+def test_a_drop_is_recorded_with_the_ack_it_withheld_and_only_then(tmp_path: Path) -> None:
+    drop = occurrence("drop_ack", 0, 10.0, 10.0, "coordinator", {"count": 1})
+    history = HistoryWriter(tmp_path / "history", "driver")
+    faults = DriverFaults([drop], RunClock(t0=time.time() - 5), history, FiredLog(tmp_path))
+    delivered: list[int] = []
+    faults.deliver_ack(1, delivered.append)  # before at_s: delivered, nothing recorded
+    assert delivered == [1] and _events(tmp_path) == []
+    faults.clock = RunClock(t0=time.time() - 11)  # the drop is due, but no ACK came yet
+    assert _events(tmp_path) == []
+    faults.deliver_ack(2, delivered.append)
+    faults.deliver_ack(3, delivered.append)  # count 1: the next one goes through
+    assert delivered == [1, 3]
+    [fault] = _events(tmp_path)
+    assert fault["fault_kind"] == "drop_ack" and fault["evidence"]["checkpoint_id"] == 2
+
+
+# -- coordinator_pause --------------------------------------------------------------------
+
+
+@pytest.fixture
+def supervisor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A supervisor over stand-in drivers (sleeping processes), with a due pause."""
+    monkeypatch.setattr(
+        DriverProcess, "command", (sys.executable, "-c", "import time; time.sleep(120)")
+    )
+    pause = occurrence("coordinator_pause", 0, 0.0, 30.0, "coordinator", {"duration_s": 30.0})
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    sup = Supervisor(
+        tmp_path / "driver.json",
+        tmp_path / "stop",
+        tmp_path / "status.json",
+        logs,
+        HistoryWriter(tmp_path / "history", "runner"),
+        [pause],
+        FiredLog(tmp_path / "fired"),
+    )
+    sup.start()
+    sup.t0 = time.time() - 1  # the pause is due
+    yield sup
+    sup.stop(0.5)  # the stand-in drivers ignore the stop file: killed
+
+
+def test_a_pause_the_driver_never_showed_is_not_recorded(
+    supervisor: Supervisor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(supervisor_module, "wait_stopped", lambda pid: None)
+    supervisor.tick()
+    assert supervisor.restarts == 1  # the successor started all the same
+    assert _events(tmp_path) == []
+
+
+def test_a_pause_is_recorded_once_the_old_driver_shows_as_stopped(
+    supervisor: Supervisor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[int] = []
+    real = supervisor_module.wait_stopped
+
+    def wait_stopped(pid: int) -> str | None:
+        seen.append(pid)
+        assert _events(tmp_path) == []  # nothing recorded before the stop is seen
+        return real(pid)
+
+    monkeypatch.setattr(supervisor_module, "wait_stopped", wait_stopped)
+    zombie = supervisor.driver
+    supervisor.tick()
+    [fault] = _events(tmp_path)
+    assert seen == [zombie.pid] and fault["evidence"]["paused_pid"] == zombie.pid
+    assert fault["evidence"]["state"] in ("T", "t")
+    assert fault["evidence"]["new_pid"] == supervisor.driver.pid != zombie.pid
+
+
+# -- worker_kill, worker_pause ----------------------------------------------------------
+
+
+class StandInCluster:
+    """The infra.cluster backend surface the supervisor uses; `shows` says whether the
+    worker's status reflects what was done to it."""
+
+    def __init__(self, shows: bool) -> None:
+        self.shows = shows
+        self.done: list[str] = []
+        self.info = type("Info", (), {"worker": lambda _, n: WorkerInfo(n, "127.0.0.11", 7)})()
+
+    def status(self) -> dict[str, Any]:
+        status: dict[str, Any] = {"index": 1, "alive": True, "process_state": "S"}
+        if self.shows and "kill" in self.done:
+            status["alive"] = False
+        if self.shows and "pause" in self.done:
+            status["process_state"] = "T"
+        return {"workers": [status]}
+
+    def kill_worker(self, n: int) -> None:
+        self.done.append("kill")
+
+    def pause_worker(self, n: int) -> None:
+        self.done.append("pause")
+
+
+@pytest.mark.parametrize("kind", ["worker_kill", "worker_pause"])
+@pytest.mark.parametrize("shows", [True, False], ids=["shown", "never-shown"])
+def test_a_worker_fault_is_recorded_only_once_the_worker_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, shows: bool
+) -> None:
+    # The supervisor's own clock: each poll of the worker's status is a second later, so
+    # a status that never shows the fault is given up on after a few polls, without waiting.
+    ticks = itertools.count()
+    fake_time = SimpleNamespace(sleep=lambda s: None, monotonic=lambda: float(next(ticks)))
+    monkeypatch.setattr(supervisor_module, "time", fake_time)
+    cluster = StandInCluster(shows)
+    o = occurrence(kind, 0, 5.0, 10.0, "worker:1", {})
+    sup = Supervisor(
+        tmp_path / "driver.json",
+        tmp_path / "stop",
+        tmp_path / "status.json",
+        tmp_path,
+        HistoryWriter(tmp_path / "history", "runner"),
+        [o],
+        FiredLog(tmp_path / "fired"),
+        cluster=cluster,
+    )
+    sup._worker_fault(o, 5.0)
+    assert cluster.done == [kind.removeprefix("worker_")]  # applied either way
+    if not shows:
+        assert _events(tmp_path) == []
+        return
+    [fault] = _events(tmp_path)
+    assert fault["evidence"]["workers_before"][0]["alive"] is True  # taken before the fault
+    after = fault["evidence"]["worker_after"]
+    assert (after["alive"] is False) if kind == "worker_kill" else after["process_state"] == "T"

@@ -1,0 +1,49 @@
+"""A run goes on past its duration until its faults have had their effect
+(harness/faults/settle.py): dropped ACKs until one ACK after them was delivered, crashes
+until their seam was reached. Each state is forced by the calls the driver would make."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from fault_occurrence import occurrence
+
+from harness.faults.driver_faults import DriverFaults
+from harness.faults.fired import FiredLog
+from harness.faults.settle import unsettled
+from harness.history import HistoryWriter
+from harness.run_clock import RunClock
+
+
+def test_dropped_acks_settle_only_once_a_later_ack_was_delivered(tmp_path: Path) -> None:
+    drop = occurrence("drop_ack", 0, 8.0, 8.0, "coordinator", {"count": 2})
+    fired = FiredLog(tmp_path / "fired")
+    history = HistoryWriter(tmp_path / "history", "driver")
+    faults = DriverFaults([drop], RunClock(t0=time.time() - 9), history, fired)
+    delivered: list[int] = []
+    assert unsettled([drop], fired, run_s=24.0) == [drop.label]  # no batch came yet
+    faults.deliver_ack(1, delivered.append)
+    faults.deliver_ack(2, delivered.append)
+    assert delivered == [] and unsettled([drop], fired, run_s=24.0) == [drop.label]
+    faults.deliver_ack(3, delivered.append)  # the ACK that subsumes both
+    assert delivered == [3] and unsettled([drop], fired, run_s=24.0) == []
+
+
+def test_a_crash_settles_once_its_seam_fired(tmp_path: Path) -> None:
+    crash = occurrence(
+        "coordinator_crash", 1, 14.0, 14.0, "coordinator", {"point": "after_ack_before_commit"}
+    )
+    writer = occurrence("writer_crash", 2, 5.0, 5.0, "writer:0", {"point": "mid_flush"})
+    fired = FiredLog(tmp_path / "fired")
+    assert unsettled([crash, writer], fired, run_s=24.0) == [crash.label, writer.label]
+    fired.mark(writer.label)  # what crash_points does when the batch reaches it
+    assert unsettled([crash, writer], fired, run_s=24.0) == [crash.label]
+    fired.mark(crash.label)  # what coordinator_hook does right before SIGKILL
+    assert unsettled([crash, writer], fired, run_s=24.0) == []
+
+
+def test_faults_after_the_run_and_timed_faults_are_not_waited_for(tmp_path: Path) -> None:
+    late = occurrence("drop_ack", 0, 30.0, 30.0, "coordinator", {"count": 1})
+    skew = occurrence("clock_skew", 1, 5.0, 24.0, "coordinator", {"offset_ms": -500.0})
+    assert unsettled([late, skew], FiredLog(tmp_path / "fired"), run_s=24.0) == []
