@@ -19,9 +19,7 @@ from engine.storage import Storage
 from engine.table.data_files import decode_log, is_log
 from engine.table.file_cache import FileCache
 from engine.timeline.active import ActiveTimeline
-from engine.timeline.instant import DATA_ACTIONS, Instant
-
-_VIEW_ACTIONS = (*DATA_ACTIONS, "compaction")
+from engine.timeline.instant import COMMIT_ACTIONS, Instant
 
 
 class Catalog:
@@ -84,7 +82,7 @@ class Catalog:
         files: list[tuple[DataFile, str]] = []
         pending: dict[str, list[str]] = {}
         for instant in completed:
-            if instant.action not in _VIEW_ACTIONS:
+            if instant.action not in COMMIT_ACTIONS:
                 continue
             if as_of is not None and instant.completed_at > as_of:
                 if instant.action == "compaction":  # not done yet at as_of: a pending boundary

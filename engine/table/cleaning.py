@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any
 from engine.layout.file_names import DataFile
 from engine.layout.file_slices import FileSystemView
 from engine.timeline.commit_metadata import CommitMetadata
-from engine.timeline.instant import DATA_ACTIONS, INFLIGHT, REQUESTED, Instant
+from engine.timeline.instant import COMMIT_ACTIONS, INFLIGHT, REQUESTED, Instant
 
 if TYPE_CHECKING:
     from engine.table.ops import TableOps
 
 ACTION = "clean"
 PLAN_KEY = "clean"  # extra key of the clean's metadata: {retain_commits, earliest_retained, files}
-_COMMIT_ACTIONS = (*DATA_ACTIONS, "compaction")  # what retention counts (as Hudi: commits)
 
 
 def clean(table: TableOps, retain_commits: int) -> Instant | None:
@@ -53,7 +52,7 @@ def clean(table: TableOps, retain_commits: int) -> Instant | None:
 def _plan(table: TableOps, retain_commits: int) -> dict[str, Any] | None:
     """Under the lock: the retention boundary and the files no read inside it needs."""
     timeline = table.timeline.reload()
-    commits = [i for i in timeline.completed(include_archived=True) if i.action in _COMMIT_ACTIONS]
+    commits = [i for i in timeline.completed(include_archived=True) if i.action in COMMIT_ACTIONS]
     if retain_commits < 1 or len(commits) <= retain_commits:
         return None
     boundary = commits[-retain_commits].completed_at

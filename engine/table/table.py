@@ -59,7 +59,7 @@ from engine.table.writer import FileWriter
 from engine.timeline.active import TIMELINE_DIR, ActiveTimeline
 from engine.timeline.archive import HISTORY_DIR
 from engine.timeline.commit_metadata import CommitMetadata, reserved_keys
-from engine.timeline.instant import DATA_ACTIONS, INFLIGHT, Instant
+from engine.timeline.instant import COMMIT_ACTIONS, DATA_ACTIONS, INFLIGHT, Instant
 from engine.timeline.sequence import REQUESTED_SEQ, StoredLastGenerated
 from engine.truetime import InstantTimeGenerator, InstantTiming
 
@@ -506,19 +506,30 @@ class Table:
         return compaction.run(self, _time_of(instant))
 
     def archive(self, keep: int = 30) -> int:
-        """Move the oldest completed instants (beyond `keep`) to the archived timeline.
+        """Move the oldest completed instants to the archived timeline, keeping the latest
+        `keep` commits (data writes and compactions) on the active one.
 
-        Only instants that completed before the earliest pending instant was requested move,
-        so OCC never needs archived instants. Returns how many moved."""
+        As Hudi's archiver (`hoodie.keep.min.commits`), `keep` counts commits only: a clean
+        or rollback moves once it completed before the oldest kept commit, so cleans can
+        never push every commit off the active timeline (a reader of the active timeline
+        alone, such as hudi-rs, would then read an empty table). Only instants that
+        completed before the earliest pending instant was requested move, so OCC never
+        needs archived instants. Returns how many moved."""
         with self.locked():
             self.timeline.reload()
             completed = self.timeline.completed()
             pending = self.timeline.pending()
             limit = pending[0].requested_time if pending else None
+            commits = [i for i in completed if i.action in COMMIT_ACTIONS]
+            kept = commits[max(0, len(commits) - keep) :] if keep > 0 else []
+            if keep > 0 and not kept:
+                return 0
+            start = kept[0].completed_at if kept else None  # the active timeline's first commit
             movable = [
                 i
-                for i in completed[: max(0, len(completed) - keep)]
-                if limit is None or i.completed_at < limit
+                for i in completed
+                if (limit is None or i.completed_at < limit)
+                and (start is None or i.completed_at < start)
             ]
             entries = []
             for i in movable:

@@ -19,6 +19,9 @@ REQUESTED, INFLIGHT, COMPLETED = "requested", "inflight", "completed"
 STATES = (REQUESTED, INFLIGHT, COMPLETED)
 # Actions whose files carry table data (what readers, OCC and incremental pulls look at).
 DATA_ACTIONS = ("commit", "deltacommit", "replacecommit")
+# Hudi's commits timeline: data writes and compactions (what a file slice view, the
+# cleaner's retention and the archiver's `keep` count).
+COMMIT_ACTIONS = (*DATA_ACTIONS, "compaction")
 
 _ACTION = "|".join(ACTIONS)
 _PENDING_RE = re.compile(rf"^(\d{{17}})\.({_ACTION})\.(requested|inflight)$")

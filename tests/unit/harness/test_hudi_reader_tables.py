@@ -166,6 +166,29 @@ def test_archived_and_cleaned_tables_compare_inside_the_retention_window(tmp_pat
     assert r.evidence["time_travel"]["compared"] >= 2 and r.evidence["incremental"]["compared"] >= 1
 
 
+def test_archival_counts_commits_so_cleans_never_empty_the_active_timeline(tmp_path):
+    """The table services clean after every commit, so the newest instants are cleans.
+    Archival keeps `keep` commits, as Hudi's archiver does, not `keep` instants of any
+    action: counting the cleans moved every commit off the active timeline, and hudi-rs,
+    which reads the active timeline only, read an empty table (the nightly locks suite's
+    coordinator-crash-storage-s3)."""
+    config = TableConfig(table_type="cow", file_groups=2)
+    table = Table.create(str(tmp_path / "t"), config, max_skew_ms=0, heartbeat_interval_s=0)
+    cleans = 0
+    for n in range(6):
+        with table.transaction() as tx:
+            tx.write(engine_rows([n, n + 100], [n, n]))
+        cleans += cleaning.clean(table, retain_commits=1) is not None
+    assert cleans >= 4 and table.timeline.completed()[-1].action == "clean"
+    assert table.archive(keep=2) > 0
+    active = table.timeline.completed()
+    assert [i.action for i in active].count("commit") == 2, active
+    r = check_table(table)
+    table.close()
+    assert r.verdict == "valid", r.evidence
+    assert r.evidence["snapshot_rows"] == 12
+
+
 def test_keys_two_writers_merge_in_crossed_order_are_skipped_the_rest_compared(tmp_path):
     """Two writers append the same key to one file group's logs, requested A < B and
     completed B < A: the engine keeps A's row (completed last), hudi-rs B's (requested
