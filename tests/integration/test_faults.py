@@ -25,10 +25,22 @@ FAULTS = {
     "torn-file": ("torn_file", "truncated_to"),
     "coordinator-pause": ("coordinator_pause", "state"),  # the old driver showed as stopped
 }
-# Lock providers ride along these runs (no run of their own): the table lock each scenario
-# takes through, with a batch writer committing beside the stream (tests/integration/
-# test_bank.py: the storage lock).
-LOCKS = {"writer-crash": "zookeeper"}
+# Storage and lock providers ride along these runs (no run of their own): the table lock
+# each scenario takes through, with a batch writer committing beside the stream
+# (tests/integration/test_bank.py: the storage lock under bank transfers).
+LOCKS = {"writer-crash": "zookeeper", "coordinator-crash": "storage"}
+# The coordinator crash runs as production keeps a table: in an object store (the run's own
+# S3 server), locked by conditional writes there (Hudi 1.1's storage-based lock), a batch
+# writer beside the stream and the table services on.
+S3 = "table.storage={kind: s3, endpoint: local, bucket: instantbench}"
+OVERRIDES = {
+    "coordinator-crash": (
+        S3,
+        "engine.lock.provider=storage",
+        "batch_writers.count=1",
+        "batch_writers.rows_per_commit=200",
+    ),
+}
 # Table services (archival, cleaning) ride along: scenarios whose runs must show both.
 SERVICES = {"coordinator-crash"}
 # What the coordinator must have done with the ACK each fault delivered.
@@ -38,7 +50,7 @@ ACK_OUTCOMES = {"delay_ack": {"committed", "ignored_stale"}, "stale_ack": {"igno
 @pytest.mark.parametrize("name", sorted(FAULTS))
 def test_fault_happens_and_checks_stay_valid(run, name):
     kind, proof = FAULTS[name]
-    outcome = run(f"faults/{name}")
+    outcome = run(f"faults/{name}", *OVERRIDES.get(name, ()))
     result = json.loads(outcome.paths.result.read_text())
     applied = [f for f in result["faults"] if f["kind"] == kind and f["applied"]]
     assert applied, f"{kind} left no evidence: {result['faults']}"
@@ -52,9 +64,12 @@ def test_fault_happens_and_checks_stay_valid(run, name):
     )[:4000]
     if name in LOCKS:  # result.json names the lock; the batch writer got it and committed
         lock = result["environment"]["lock"]
-        assert lock["provider"] == LOCKS[name] and lock["endpoint"], lock
+        assert lock["provider"] == LOCKS[name], lock
+        assert lock["endpoint"] or lock["provider"] == "storage", lock  # a server's address
         events, _ = load_events(outcome.paths.history)
         assert [e for e in events if e["kind"] == "txn" and e["outcome"] == "ok"], "no commit"
+    if S3 in OVERRIDES.get(name, ()):
+        assert result["environment"]["storage"]["kind"] == "s3", result["environment"]
     if name in SERVICES:  # cleaned and archived while the stream wrote and the fault hit
         kinds = {e["kind"] for e in load_events(outcome.paths.history)[0]}
         assert {"clean", "archive"} <= kinds and "table_service_failed" not in kinds, kinds
