@@ -506,15 +506,19 @@ class Table:
         return compaction.run(self, _time_of(instant))
 
     def archive(self, keep: int = 30) -> int:
-        """Move the oldest completed instants to the archived timeline, keeping the latest
-        `keep` commits (data writes and compactions) on the active one.
+        """Move the oldest instants to the archived timeline, keeping the latest `keep`
+        commits (data writes and compactions, by completion) on the active one.
 
-        As Hudi's archiver (`hoodie.keep.min.commits`), `keep` counts commits only: a clean
-        or rollback moves once it completed before the oldest kept commit, so cleans can
-        never push every commit off the active timeline (a reader of the active timeline
-        alone, such as hudi-rs, would then read an empty table). Only instants that
-        completed before the earliest pending instant was requested move, so OCC never
-        needs archived instants. Returns how many moved."""
+        What moves is a prefix in REQUESTED order, as Hudi's archiver moves one along its
+        timeline: every instant requested before the earliest kept commit was requested
+        (cleans and rollbacks too), stopping at the first that completed after the earliest
+        pending instant was requested (so OCC never needs archived instants). A reader of
+        the active timeline alone (hudi-rs, Java Hudi's file system view) takes the files of
+        instants requested before its first instant as committed and drops the others not
+        on it: an instant requested early and completed late (a stream instant recommitted
+        after a restart) therefore keeps every later-requested one active, and cleans never
+        count toward `keep` (a clean after each commit once pushed every commit off, and
+        hudi-rs read an empty table). Returns how many moved."""
         with self.locked():
             self.timeline.reload()
             completed = self.timeline.completed()
@@ -524,13 +528,15 @@ class Table:
             kept = commits[max(0, len(commits) - keep) :] if keep > 0 else []
             if keep > 0 and not kept:
                 return 0
-            start = kept[0].completed_at if kept else None  # the active timeline's first commit
-            movable = [
-                i
-                for i in completed
-                if (limit is None or i.completed_at < limit)
-                and (start is None or i.completed_at < start)
-            ]
+            start = min((i.requested_time for i in kept), default=None)
+            prefix: set[str] = set()
+            for i in sorted(completed, key=lambda i: i.requested_time):
+                if (start is not None and i.requested_time >= start) or (
+                    limit is not None and i.completed_at >= limit
+                ):
+                    break
+                prefix.add(i.requested_time)
+            movable = [i for i in completed if i.requested_time in prefix]
             entries = []
             for i in movable:
                 self.catalog.files_of(i)  # keep the parsed file list cached

@@ -95,9 +95,9 @@ class Services(Strict):
     while faults fire): archival and cleaning (0 = off)."""
 
     archive_keep: Annotated[int, Field(ge=0, le=100_000)] = 0
-    """Archive the oldest completed instants, keeping this many commits (data writes and
-    compactions) on the active timeline, as Hudi's `hoodie.keep.min.commits`; cleans and
-    rollbacks completed after the oldest kept commit stay with them."""
+    """Archive the oldest instants, keeping this many commits (data writes and compactions)
+    on the active timeline, as Hudi's `hoodie.keep.min.commits`, and every instant requested
+    after the earliest of them."""
     clean_retain_commits: Annotated[int, Field(ge=0, le=100_000)] = 0
     """Clean file slices no read as of the last N commits needs (KEEP_LATEST_COMMITS);
     reads as of an older time are then out of the retention window."""

@@ -189,6 +189,39 @@ def test_archival_counts_commits_so_cleans_never_empty_the_active_timeline(tmp_p
     assert r.evidence["snapshot_rows"] == 12
 
 
+def test_archival_moves_a_prefix_in_requested_order(tmp_path):
+    """An instant requested before others and completed after them (a stream instant a
+    restarted coordinator recommits while a batch writer commits) stays on the active
+    timeline; so do the instants requested after it. A reader that takes the files of
+    instants requested before the active timeline's first as committed (hudi-rs, Java
+    Hudi) otherwise drops the files of the later-requested instants archived before it:
+    hudi_reader in the coordinator crash on S3 with a batch writer (2,178 keys)."""
+    config = TableConfig(table_type="cow", file_groups=4)
+    opts = {"max_skew_ms": 0, "heartbeat_interval_s": 0, "heartbeat_expiry_s": 30}
+    table = Table.create(str(tmp_path / "t"), config, writer_id="w1", **opts)
+    other = Table.open(str(tmp_path / "t"), writer_id="w2", **opts)
+    with table.transaction() as tx:
+        tx.write(engine_rows([0], [0]))
+    straddler = other.start_instant()
+    stats = other.write_files(straddler, engine_rows([1], [1]))
+    for key in (2, 4, 5, 8):  # one file group, not the straddler's (key 1's); requested
+        with table.transaction() as tx:  # after the straddler, completed before it
+            tx.write(engine_rows([key], [key]))
+    other.commit(straddler, stats)
+    with table.transaction() as tx:
+        tx.write(engine_rows([6], [6]))
+    table.archive(keep=2)
+    active = {i.requested_time for i in table.timeline.completed()}
+    assert straddler.requested_time in active
+    archived = [i.requested_time for i in table.timeline.archive.instants()]
+    assert all(t < min(active) for t in archived), (archived, active)
+    r = check_table(table)
+    table.close()
+    other.close()
+    assert r.verdict == "valid", r.evidence
+    assert r.evidence["snapshot_rows"] == 7
+
+
 def test_keys_two_writers_merge_in_crossed_order_are_skipped_the_rest_compared(tmp_path):
     """Two writers append the same key to one file group's logs, requested A < B and
     completed B < A: the engine keeps A's row (completed last), hudi-rs B's (requested
