@@ -192,6 +192,17 @@ class ActiveTimeline:
         """Requested times that more than one completed file claims (a collision happened)."""
         return {k: list(v) for k, v in self._duplicates.items()}
 
+    def _metadata_since_completed(self, instant: Instant) -> CommitMetadata:
+        """A pending instant's files are removed once it completes (`complete`), so one this
+        timeline loaded as pending (a reader's, while a table service runs) may be gone:
+        its metadata is then its completed file's. FileNotFoundError if it did not
+        complete (rolled back, or a torn timeline)."""
+        self.reload()
+        now = self.get(instant.requested_time)
+        if now is None or not now.is_completed:
+            raise FileNotFoundError(f"{TIMELINE_DIR}/{instant.file_name}: gone, not completed")
+        return self.read_metadata(now)
+
     def rolled_back(self) -> set[str]:
         """Requested times of instants that a (pending or completed) rollback targets."""
         targets = set()
@@ -235,7 +246,13 @@ class ActiveTimeline:
             if instant.state == INFLIGHT:  # inflight files are written empty: no metadata
                 return self.read_metadata(instant.with_state(REQUESTED))
             path = f"{TIMELINE_DIR}/{name}"
-            data, file = self.storage.read_bytes(path), self.storage.full_path(path)
+            try:
+                data = self.storage.read_bytes(path)
+            except FileNotFoundError:
+                if instant.is_completed:
+                    raise
+                return self._metadata_since_completed(instant)
+            file = self.storage.full_path(path)
             if instant.is_completed:
                 meta = CommitMetadata.from_avro_bytes(data, file)
             else:

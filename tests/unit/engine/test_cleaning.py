@@ -88,3 +88,30 @@ def test_an_interrupted_clean_is_finished_by_the_next(tmp_path):
     assert table.timeline.reload().pending() == []
     assert not any(table.storage.exists(n) for n in cleaning.cleaned_files(table))
     assert as_dict(table.snapshot()) == {1: 3, 2: 3, 3: 3}
+
+
+def test_a_reader_whose_timeline_saw_a_clean_pending_reads_its_plan_once_completed(tmp_path):
+    """A reader loads the timeline while a clean is pending; the clean completes (its
+    pending files removed) before the reader asks for the retention window. The reader
+    gets the completed clean's plan instead of failing on the gone `.clean.requested`
+    (a reader failed so in the nightly services suite: isolation and bank unknown)."""
+    table = _table(tmp_path)
+    _upserts(table, 4)
+    real_delete = table.storage.delete
+    stopped = []
+
+    def stop_before_deleting(path, missing_ok=False):
+        if not path.startswith(".hoodie") and not stopped:
+            stopped.append(path)
+            raise OSError("injected: the cleaner paused")
+        real_delete(path, missing_ok=missing_ok)
+
+    table.storage.delete = stop_before_deleting
+    with pytest.raises(OSError, match="injected"):
+        cleaning.clean(table, retain_commits=1)
+    table.storage.delete = real_delete
+    reader = Table.open(table.path, max_skew_ms=0, writer_id="reader")
+    assert [i.action for i in reader.timeline.pending()] == ["clean"]  # loaded: pending
+    cleaning.clean(table, retain_commits=1)  # the cleaner finishes: `.clean.requested` gone
+    assert cleaning.retained_from(reader) == cleaning.retained_from(table) is not None
+    assert reader.timeline.pending() == []
