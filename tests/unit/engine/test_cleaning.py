@@ -63,9 +63,8 @@ def test_nothing_to_clean_within_the_retention(tmp_path):
     assert table.timeline.reload().pending("clean") == []
 
 
-def test_an_interrupted_clean_is_finished_by_the_next(tmp_path):
-    table = _table(tmp_path)
-    _upserts(table, 4)
+def _interrupt_a_clean(table: Table) -> None:
+    """A clean that stops at its first data file's delete: left pending."""
     real_delete, calls = table.storage.delete, []
 
     def fail_first_data_file(path, missing_ok=False):
@@ -76,9 +75,17 @@ def test_an_interrupted_clean_is_finished_by_the_next(tmp_path):
         real_delete(path, missing_ok=missing_ok)
 
     table.storage.delete = fail_first_data_file
-    with pytest.raises(OSError, match="injected"):
-        cleaning.clean(table, retain_commits=1)
-    table.storage.delete = real_delete
+    try:
+        with pytest.raises(OSError, match="injected"):
+            cleaning.clean(table, retain_commits=1)
+    finally:
+        table.storage.delete = real_delete
+
+
+def test_an_interrupted_clean_is_finished_by_the_next(tmp_path):
+    table = _table(tmp_path)
+    _upserts(table, 4)
+    _interrupt_a_clean(table)
     assert [i.action for i in table.timeline.reload().pending()] == ["clean"]
     an_hour_later = AdjustableClock(SystemClock())
     an_hour_later.set_offset_ms(3_600_000)  # every heartbeat long expired
@@ -97,19 +104,7 @@ def test_a_reader_whose_timeline_saw_a_clean_pending_reads_its_plan_once_complet
     (a reader failed so in the nightly services suite: isolation and bank unknown)."""
     table = _table(tmp_path)
     _upserts(table, 4)
-    real_delete = table.storage.delete
-    stopped = []
-
-    def stop_before_deleting(path, missing_ok=False):
-        if not path.startswith(".hoodie") and not stopped:
-            stopped.append(path)
-            raise OSError("injected: the cleaner paused")
-        real_delete(path, missing_ok=missing_ok)
-
-    table.storage.delete = stop_before_deleting
-    with pytest.raises(OSError, match="injected"):
-        cleaning.clean(table, retain_commits=1)
-    table.storage.delete = real_delete
+    _interrupt_a_clean(table)
     reader = Table.open(table.path, max_skew_ms=0, writer_id="reader")
     assert [i.action for i in reader.timeline.pending()] == ["clean"]  # loaded: pending
     cleaning.clean(table, retain_commits=1)  # the cleaner finishes: `.clean.requested` gone
