@@ -15,6 +15,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
+from itertools import takewhile
 from typing import Any
 
 import pyarrow as pa
@@ -529,14 +530,15 @@ class Table:
             if keep > 0 and not kept:
                 return 0
             start = min((i.requested_time for i in kept), default=None)
-            prefix: set[str] = set()
-            for i in sorted(completed, key=lambda i: i.requested_time):
-                if (start is not None and i.requested_time >= start) or (
-                    limit is not None and i.completed_at >= limit
-                ):
-                    break
-                prefix.add(i.requested_time)
-            movable = [i for i in completed if i.requested_time in prefix]
+            movable = list(
+                takewhile(
+                    lambda i: (
+                        (start is None or i.requested_time < start)
+                        and (limit is None or i.completed_at < limit)
+                    ),
+                    sorted(completed, key=lambda i: i.requested_time),
+                )
+            )
             entries = []
             for i in movable:
                 self.catalog.files_of(i)  # keep the parsed file list cached
