@@ -32,13 +32,18 @@ class Written:
     compaction: str | None = None
 
 
+def two_writers(path: Path, table_type: str, file_groups: int) -> tuple[Table, Table]:
+    """A new table (writer w1) and a second writer of it (w2), no skew or heartbeats."""
+    config = TableConfig(table_type=table_type, file_groups=file_groups)
+    opts = {"max_skew_ms": 0, "heartbeat_interval_s": 0, "heartbeat_expiry_s": 30}
+    table = Table.create(str(path), config, writer_id="w1", **opts)
+    return table, Table.open(str(path), writer_id="w2", **opts)
+
+
 def write_table(path: Path, table_type: str) -> Written:
     """Inserts, upserts and deletes; one instant inflight across another's completion; on
     MOR a compaction with a log write inflight across its scheduling."""
-    config = TableConfig(table_type=table_type, file_groups=2)
-    opts = {"max_skew_ms": 0, "heartbeat_interval_s": 0, "heartbeat_expiry_s": 30}
-    table = Table.create(str(path), config, writer_id="w1", **opts)
-    other = Table.open(str(path), writer_id="w2", **opts)
+    table, other = two_writers(path, table_type, file_groups=2)
     with table.transaction() as tx:
         tx.write(engine_rows(range(10), range(0, 100, 10)))
     early = other.start_instant()
@@ -196,10 +201,7 @@ def test_archival_moves_a_prefix_in_requested_order(tmp_path):
     instants requested before the active timeline's first as committed (hudi-rs, Java
     Hudi) otherwise drops the files of the later-requested instants archived before it:
     hudi_reader in the coordinator crash on S3 with a batch writer (2,178 keys)."""
-    config = TableConfig(table_type="cow", file_groups=4)
-    opts = {"max_skew_ms": 0, "heartbeat_interval_s": 0, "heartbeat_expiry_s": 30}
-    table = Table.create(str(tmp_path / "t"), config, writer_id="w1", **opts)
-    other = Table.open(str(tmp_path / "t"), writer_id="w2", **opts)
+    table, other = two_writers(tmp_path / "t", "cow", file_groups=4)
     with table.transaction() as tx:
         tx.write(engine_rows([0], [0]))
     straddler = other.start_instant()
@@ -227,10 +229,7 @@ def test_keys_two_writers_merge_in_crossed_order_are_skipped_the_rest_compared(t
     completed B < A: the engine keeps A's row (completed last), hudi-rs B's (requested
     last). That key is skipped with both instants named; the others are still compared, and
     a real difference elsewhere in the same table stays invalid."""
-    config = TableConfig(table_type="mor", file_groups=1)
-    opts = {"max_skew_ms": 0, "heartbeat_interval_s": 0, "heartbeat_expiry_s": 30}
-    table = Table.create(str(tmp_path / "t"), config, writer_id="w1", **opts)
-    other = Table.open(str(tmp_path / "t"), writer_id="w2", **opts)
+    table, other = two_writers(tmp_path / "t", "mor", file_groups=1)
     with table.transaction() as tx:
         tx.write(engine_rows([0], [0]))
     table.run_compaction(table.schedule_compaction())  # key 0 in a base file
@@ -274,10 +273,7 @@ def test_a_crossed_pair_whose_files_were_cleaned_contests_nothing(tmp_path):
     """Two writers' logs crossed (requested A < B, completed B < A) in a slice that later
     compactions superseded and the cleaner deleted: no compared read holds those rows, so
     the check compares the rest (it read the deleted files and ended unknown)."""
-    config = TableConfig(table_type="mor", file_groups=1)
-    opts = {"max_skew_ms": 0, "heartbeat_interval_s": 0, "heartbeat_expiry_s": 30}
-    table = Table.create(str(tmp_path / "t"), config, writer_id="w1", **opts)
-    other = Table.open(str(tmp_path / "t"), writer_id="w2", **opts)
+    table, other = two_writers(tmp_path / "t", "mor", file_groups=1)
     a = table.start_instant()
     a_stats = table.write_files(a, engine_rows([1, 2], [10, 20]))
     b = other.start_instant()
