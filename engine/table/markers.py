@@ -134,7 +134,10 @@ class Markers:
         deleted: list[str] = []
         for directory in dirs:
             deleted += self._delete(self._recorded(directory), set(keep))
-            self.storage.filesystem.delete_dir(self.storage.full_path(directory))
+            # Two finishers of one instant (its committer, the cleaner's leftover sweep)
+            # may both list the sealed directory: the one that removes it second finds none.
+            with contextlib.suppress(FileNotFoundError):
+                self.storage.filesystem.delete_dir(self.storage.full_path(directory))
         return deleted
 
     def _delete(self, marked: list[str], keep: set[str]) -> list[str]:

@@ -169,3 +169,27 @@ def test_markers_off_leaves_the_failed_attempts_files_for_a_listing_to_see(make_
     assert orphans and all("_t0-a0_" in name for name in orphans)
     assert not table.storage.exists(marker_dir(t))
     assert {f.name for f in table.orphan_files()} == orphans
+
+
+def test_two_finishers_of_one_instant_both_succeed(make_table):
+    """The committer and the cleaner's leftover sweep both finish an instant: the one
+    that comes second finds the sealed directory gone by the time it removes it."""
+    table = make_table(TableConfig(file_groups=2))
+    t, stats = failed_attempt_then_retry(table)
+    table.markers.finish = lambda *a, **k: []  # completion, the markers left to finish
+    table.commit(t, stats)
+    del table.markers.finish
+    # The first finisher sealed the directory (its rename) and, right after the second
+    # one listed it, removes it.
+    sealed = f"{MARKER_DIR}/.sealed-{t}-first"
+    table.storage.rename(marker_dir(t), sealed)
+    full = table.storage.full_path(sealed)
+
+    def first_finisher_removes_it(op: str, path: str) -> None:
+        if op == "list" and path == full:
+            table.storage.filesystem.delete_dir(full)
+
+    table.storage.hooks.append(first_finisher_removes_it)
+    table.markers.finish(t, [s.file_name for s in stats])
+    assert table.storage.list(MARKER_DIR) == []
+    assert listed(table) == committed(table)
