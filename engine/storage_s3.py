@@ -211,7 +211,8 @@ class Folders:
 
     Limits: between a resumed holder's late PUT and its undo, a reader can see the object
     it brought back (for two requests' time); every guarantee rests on the store applying
-    conditional writes atomically (S3 and moto's server do).
+    conditional writes atomically (S3 does; so does moto's server as a run starts it,
+    infra/services/moto_serialized.py, and moto alone does not).
     """
 
     def __init__(self, objects: Objects) -> None:

@@ -1,7 +1,9 @@
 """An S3-compatible object store on loopback for one run: moto's server mode.
 
-moto answers the S3 API including conditional writes (`If-None-Match: *`, `If-Match`).
-It runs as its own process (`python -m moto.server`) on 127.0.0.1 and a free port, so
+moto answers the S3 API including conditional writes (`If-None-Match: *`, `If-Match`),
+applied one request at a time (infra/services/moto_serialized.py: moto alone lets two
+concurrent conditional writes of one key both succeed). It runs as its own process on
+127.0.0.1 and a free port, so
 executors in other processes, the standalone cluster and containers with host
 networking reach it as they would a real store. It keeps objects in memory: copy what
 must outlive it (`download`) before `stop()`.
@@ -53,7 +55,7 @@ class S3Server:
             log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
             try:
                 self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)],
+                    [sys.executable, "-m", "infra.services.moto_serialized", HOST, str(port)],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
