@@ -20,7 +20,7 @@ from harness.history import HistoryWriter
 from harness.pipeline.acks import AckWatcher
 from harness.pipeline.checkpoints import last_committed_batch
 from harness.pipeline.config import DriverConfig
-from harness.pipeline.session import build_session
+from harness.pipeline.session import build_session, stop_session
 from harness.pipeline.sinks import make_sink
 from harness.pipeline.source import SOURCE_NAME, EventSource
 from harness.run_clock import RunClock
@@ -55,7 +55,9 @@ def _settle(sink, query) -> None:
 
 def run(cfg: DriverConfig) -> int:
     history = HistoryWriter(cfg.history_dir, "driver")
-    spark = build_session(f"instantbench-{cfg.run_id}", cfg.master, cfg.spark_conf)
+    spark = build_session(
+        f"instantbench-{cfg.run_id}", cfg.master, cfg.spark_conf, ends_with_stop=True
+    )
     spark.dataSource.register(EventSource)
     _warm_up(spark, cfg.writers)
     restored = last_committed_batch(cfg.checkpoint_dir)
@@ -108,7 +110,7 @@ def run(cfg: DriverConfig) -> int:
     if error is not None:
         status = "error"
     history.record("driver_stop", status=status, error=str(error) if error else None)
-    spark.stop()
+    stop_session(spark)
     return 0 if status == "ok" else 3
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import sys
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
+
+from harness.pipeline.jvm_archive import JvmArchive
+
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+# This process's session's class-data archive (pyspark keeps one session per process).
+_archive: JvmArchive | None = None
 
 
 def local_master(cores: int, task_attempts: int) -> str:
@@ -12,7 +19,11 @@ def local_master(cores: int, task_attempts: int) -> str:
     return f"local[{cores},{task_attempts}]"
 
 
-def build_session(app_name: str, master: str, extra: dict[str, str] | None = None) -> SparkSession:
+def build_session(
+    app_name: str, master: str, extra: dict[str, str] | None = None, *, ends_with_stop: bool = False
+) -> SparkSession:
+    """`ends_with_stop`: the process ends its session with `stop_session` (then its JVM may
+    make the class-data archive, harness/pipeline/jvm_archive.py)."""
     builder = (
         SparkSession.builder.appName(app_name)
         .master(master)
@@ -35,6 +46,28 @@ def build_session(app_name: str, master: str, extra: dict[str, str] | None = Non
         .config("spark.task.maxFailures", "4")
         .config("spark.log.level", "WARN")
     )
-    for key, value in (extra or {}).items():
+    extra = dict(extra or {})
+    options = extra.pop(DRIVER_JAVA_OPTIONS, "")
+    global _archive
+    if SparkContext._active_spark_context is None:  # else getOrCreate keeps its JVM
+        _archive = JvmArchive.for_session()
+        if _archive is not None:
+            # The archive's first: a scenario's own (cluster.spark_conf) come after them.
+            options = " ".join(o for o in (_archive.java_options(ends_with_stop), options) if o)
+    if options:
+        builder = builder.config(DRIVER_JAVA_OPTIONS, options)
+    for key, value in extra.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def stop_session(spark: SparkSession) -> None:
+    """Stop the session; a JVM that makes the class-data archive exits and leaves it."""
+    context = spark.sparkContext
+    making = _archive is not None and _archive.making is not None
+    jvm = context._jvm
+    class_path = jvm.System.getProperty("java.class.path") if making and jvm else None
+    gateway = getattr(context, "_gateway", None)
+    spark.stop()
+    if _archive is not None:
+        _archive.finish(getattr(gateway, "proc", None), class_path)

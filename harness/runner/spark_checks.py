@@ -227,14 +227,14 @@ ON_SPARK: dict[str, Callable[[Any, Any, SparkCheckJob], CheckResult]] = {
 
 
 def check(job: SparkCheckJob) -> list[CheckResult]:
-    from harness.pipeline.session import build_session
+    from harness.pipeline.session import build_session, stop_session
 
-    spark = build_session("instantbench-checks", job.master)
+    spark = build_session("instantbench-checks", job.master, ends_with_stop=True)
     try:
         frame = _snapshot_frame(spark, job, ["id", "event_id"]).persist()
         return [ON_SPARK[name](spark, frame, job) for name in job.checks]
     finally:
-        spark.stop()
+        stop_session(spark)
 
 
 def main() -> None:
