@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from bank_opening import commit_opening_balances
 
 from engine.config import TableConfig
 from engine.table import Table
@@ -25,7 +26,7 @@ from harness.checks import (
 )
 from harness.checks.unique_keys import unique_keys_result
 from harness.history import HistoryError, HistoryWriter, load_events, read_events
-from harness.pipeline.events import OPENING_BALANCE, SCHEMA, EventSpec, opening_balances
+from harness.pipeline.events import SCHEMA
 from harness.runner import check_inputs
 from harness.runner.analysis import _distrust
 from harness.runner.final_state import FinalState, _timeline_instants
@@ -327,24 +328,7 @@ def test_one_check_that_raises_is_unknown_and_the_others_keep_their_verdicts(
     scenario = load_scenario(ROOT / "scenarios/bank.yaml", ["checks=[timeline, bank, isolation]"])
     accounts = scenario.source.accounts
     table = Table.create(str(tmp_path / "t"), TableConfig(file_groups=2), SCHEMA, max_skew_ms=0)
-    instant = table.start_instant()
-    spec = EventSpec(mode="bank", seed=1, partitions=2, accounts=accounts)
-    completed = table.commit(instant, table.write_files(instant, opening_balances(spec), "insert"))
-    total = accounts * OPENING_BALANCE
-    as_of = {
-        "t": 1.0,
-        "kind": "read",
-        "src": "reader:0",
-        "reader": "reader:0",
-        "read_kind": "as_of",
-        "as_of": completed,
-        "read_at": completed,
-        "rows": accounts,
-        "fingerprint": fingerprint(-1 - np.arange(accounts)),
-        "instants": {instant.requested_time: accounts},
-        "total": total,
-        "accounts": accounts,
-    }
+    as_of = commit_opening_balances(table, accounts)
     final = FinalState(
         read_rows=lambda: table.snapshot(columns=["id", "event_id"]),
         table=table,

@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from bank_opening import commit_opening_balances
 
 from engine.config import TableConfig
 from engine.table import Table
 from harness.checks import fingerprint
-from harness.pipeline.events import OPENING_BALANCE, SCHEMA, EventSpec, opening_balances
+from harness.pipeline.events import SCHEMA, EventSpec, opening_balances
 from harness.runner.check_inputs import CHECKS, run_checks
 from harness.runner.final_state import read_final_state
 from harness.runner.rundir import RunPaths
@@ -50,24 +51,8 @@ def test_the_same_checks_are_valid_with_evidence(paths: RunPaths) -> None:
     everything but exactly_once, which has no certain batch, reaches valid."""
     scenario = _scenario()
     table = Table.open(str(paths.table))
-    spec = EventSpec(mode="bank", seed=1, partitions=2, accounts=ACCOUNTS)
-    instant = table.start_instant()
-    completed = table.commit(instant, table.write_files(instant, opening_balances(spec), "insert"))
+    read = commit_opening_balances(table, ACCOUNTS)
     table.close()
-    read = {
-        "t": 1.0,
-        "kind": "read",
-        "src": "reader:0",
-        "reader": "reader:0",
-        "read_kind": "as_of",
-        "as_of": completed,
-        "read_at": completed,
-        "rows": ACCOUNTS,
-        "fingerprint": fingerprint(-1 - np.arange(ACCOUNTS)),
-        "instants": {instant.requested_time: ACCOUNTS},
-        "total": ACCOUNTS * OPENING_BALANCE,
-        "accounts": ACCOUNTS,
-    }
     results = run_checks(scenario, [read], read_final_state(scenario, paths), paths)
     verdicts = {r.name: r.verdict for r in results}
     assert verdicts.pop("exactly_once") == "unknown"  # no stream batch: nothing was certain

@@ -6,7 +6,6 @@ forced (a stand-in cluster whose status the test sets, a stopped check that says
 from __future__ import annotations
 
 import itertools
-import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,13 +13,13 @@ from typing import Any
 
 import pytest
 from fault_occurrence import occurrence
+from stand_in_drivers import stand_in_supervisor
 
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog
 from harness.history import HistoryWriter, read_events
 from harness.run_clock import RunClock
 from harness.runner import supervisor as supervisor_module
-from harness.runner.driver_process import DriverProcess
 from harness.runner.supervisor import Supervisor
 from infra.cluster.base import WorkerInfo
 
@@ -53,26 +52,11 @@ def test_a_drop_is_recorded_with_the_ack_it_withheld_and_only_then(tmp_path: Pat
 
 @pytest.fixture
 def supervisor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A supervisor over stand-in drivers (sleeping processes), with a due pause."""
-    monkeypatch.setattr(
-        DriverProcess, "command", (sys.executable, "-c", "import time; time.sleep(120)")
-    )
+    """A supervisor over stand-in drivers, with a due pause."""
     pause = occurrence("coordinator_pause", 0, 0.0, 30.0, "coordinator", {"duration_s": 30.0})
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    sup = Supervisor(
-        tmp_path / "driver.json",
-        tmp_path / "stop",
-        tmp_path / "status.json",
-        logs,
-        HistoryWriter(tmp_path / "history", "runner"),
-        [pause],
-        FiredLog(tmp_path / "fired"),
-    )
-    sup.start()
-    sup.t0 = time.time() - 1  # the pause is due
-    yield sup
-    sup.stop(0.5)  # the stand-in drivers ignore the stop file: killed
+    with stand_in_supervisor(tmp_path, monkeypatch, [pause]) as sup:
+        sup.t0 = time.time() - 1  # the pause is due
+        yield sup
 
 
 def test_a_pause_the_driver_never_showed_is_not_recorded(

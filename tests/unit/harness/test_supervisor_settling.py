@@ -4,41 +4,22 @@ Real processes stand in for drivers; the successor's "first commit" is a status 
 test writes, so the slow start is forced, not waited for."""
 
 import json
-import sys
 import time
 
 import pytest
 from fault_occurrence import occurrence
+from stand_in_drivers import stand_in_supervisor
 
-from harness.faults.fired import FiredLog
-from harness.history import HistoryWriter
 from harness.runner import supervisor as supervisor_module
-from harness.runner.driver_process import DriverProcess
-from harness.runner.supervisor import Supervisor
 
 
 @pytest.fixture
 def supervisor(tmp_path, monkeypatch):
-    monkeypatch.setattr(
-        DriverProcess, "command", (sys.executable, "-c", "import time; time.sleep(120)")
-    )
     monkeypatch.setattr(supervisor_module, "ZOMBIE_GRACE_S", 3.0)
     pause = occurrence("coordinator_pause", 0, 0.0, 0.1, "coordinator", {"duration_s": 0.1})
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    sup = Supervisor(
-        tmp_path / "driver.json",
-        tmp_path / "stop",
-        tmp_path / "status.json",
-        logs,
-        HistoryWriter(tmp_path / "history", "runner"),
-        [pause],
-        FiredLog(tmp_path / "fired"),
-    )
-    sup.start()
-    sup.t0 = 0.0  # the run started long ago: the pause is due, its window over
-    yield sup
-    sup.stop(0.5)  # the stand-in drivers ignore the stop file: killed
+    with stand_in_supervisor(tmp_path, monkeypatch, [pause]) as sup:
+        sup.t0 = 0.0  # the run started long ago: the pause is due, its window over
+        yield sup
 
 
 def test_the_run_settles_only_after_the_successor_committed_and_the_zombie_acted(

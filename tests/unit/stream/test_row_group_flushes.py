@@ -62,35 +62,32 @@ def test_other_writes_ignore_the_option(tmp_path):
     assert h.writers[0].row_groups and not upsert.row_groups
 
 
-@pytest.mark.parametrize("point", FAULT_POINTS)
-def test_a_crash_between_flushes_then_a_task_retry(tmp_path, point):
-    h = StreamHarness(str(tmp_path), row_group_flushes=True)
-    h.run_batch()
-    b = h.start_batch(fault_hooks={1: crash_at(point)})
-    h.consume(0, ids(b, 0, 12))
-    with pytest.raises(Crash):
-        h.consume(1, ids(b, 1, 12))  # the first flush: its file is open, unreported
-    h.subtask_fails(1)
-    h.consume(1, ids(b, 1, 12))
-    h.checkpoint()
-    h.checkpoint_complete(b)
-    h.assert_exactly_once()
-    assert h.table.orphan_files() == []
-    assert leftovers(h) == []
-
-
-@pytest.mark.parametrize("point", FAULT_POINTS)
-def test_a_crash_at_the_barrier_then_a_task_retry(tmp_path, point):
-    h = StreamHarness(str(tmp_path), row_group_flushes=True)
-    h.run_batch()
-    b = h.start_batch(fault_hooks={1: crash_at(point)})
-    h.consume(0, ids(b, 0, 4))
-    h.consume(1, ids(b, 1, 4))  # below the threshold: the barrier's flush is the only one
+def crash_writer_1(h: StreamHarness, b: int, at_barrier: bool) -> int:
+    """Writer 1 crashes in its first flush: of 12 rows (its file open, unreported), or at
+    the barrier of 4 (below the threshold: the barrier's flush is the only one). Returns
+    the rows each writer was given."""
+    rows = 4 if at_barrier else 12
+    h.consume(0, ids(b, 0, rows))
+    if not at_barrier:
+        with pytest.raises(Crash):
+            h.consume(1, ids(b, 1, rows))
+        return rows
+    h.consume(1, ids(b, 1, rows))
     h.writers[0].end_of_checkpoint()
     with pytest.raises(Crash):
         h.writers[1].end_of_checkpoint()
+    return rows
+
+
+@pytest.mark.parametrize("at_barrier", [False, True], ids=["between-flushes", "at-the-barrier"])
+@pytest.mark.parametrize("point", FAULT_POINTS)
+def test_a_crash_then_a_task_retry(tmp_path, point, at_barrier):
+    h = StreamHarness(str(tmp_path), row_group_flushes=True)
+    h.run_batch()
+    b = h.start_batch(fault_hooks={1: crash_at(point)})
+    rows = crash_writer_1(h, b, at_barrier)
     h.subtask_fails(1)
-    h.consume(1, ids(b, 1, 4))
+    h.consume(1, ids(b, 1, rows))
     h.checkpoint()
     h.checkpoint_complete(b)
     h.assert_exactly_once()
@@ -103,9 +100,7 @@ def test_a_crash_between_flushes_then_a_global_failover(tmp_path, point):
     h = StreamHarness(str(tmp_path), row_group_flushes=True)
     h.run_batch()
     b = h.start_batch(fault_hooks={1: crash_at(point)})
-    h.consume(0, ids(b, 0, 12))
-    with pytest.raises(Crash):
-        h.consume(1, ids(b, 1, 12))
+    crash_writer_1(h, b, at_barrier=False)
     summary = h.job_failover()
     assert len(summary["rolled_back"]) == 1
     assert h.run_batch(rows_per_task=12) == b
