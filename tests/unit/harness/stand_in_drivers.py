@@ -28,7 +28,19 @@ def stand_in_supervisor(
     )
     logs = tmp_path / "logs"
     logs.mkdir()
-    sup = Supervisor(
+    sup = new_supervisor(tmp_path, logs, faults)
+    sup.start()
+    try:
+        yield sup
+    finally:
+        sup.stop(0.5)  # the stand-in drivers ignore the stop file: killed
+
+
+def new_supervisor(
+    tmp_path: Path, logs: Path, faults: list[Occurrence[Any]], **kwargs: Any
+) -> Supervisor:
+    """A supervisor of a run in tmp_path (not started)."""
+    return Supervisor(
         tmp_path / "driver.json",
         tmp_path / "stop",
         tmp_path / "status.json",
@@ -36,9 +48,5 @@ def stand_in_supervisor(
         HistoryWriter(tmp_path / "history", "runner"),
         faults,
         FiredLog(tmp_path / "fired"),
+        **kwargs,
     )
-    sup.start()
-    try:
-        yield sup
-    finally:
-        sup.stop(0.5)  # the stand-in drivers ignore the stop file: killed

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from fault_occurrence import occurrence
-from stand_in_drivers import stand_in_supervisor
+from stand_in_drivers import new_supervisor, stand_in_supervisor
 
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog
@@ -127,16 +127,7 @@ def test_a_worker_fault_is_recorded_only_once_the_worker_shows_it(
     monkeypatch.setattr(supervisor_module, "time", fake_time)
     cluster = StandInCluster(shows)
     o = occurrence(kind, 0, 5.0, 10.0, "worker:1", {})
-    sup = Supervisor(
-        tmp_path / "driver.json",
-        tmp_path / "stop",
-        tmp_path / "status.json",
-        tmp_path,
-        HistoryWriter(tmp_path / "history", "runner"),
-        [o],
-        FiredLog(tmp_path / "fired"),
-        cluster=cluster,
-    )
+    sup = new_supervisor(tmp_path, tmp_path, [o], cluster=cluster)
     sup._worker_fault(o, 5.0)
     assert cluster.done == [kind.removeprefix("worker_")]  # applied either way
     if not shows:
