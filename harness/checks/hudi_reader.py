@@ -241,6 +241,8 @@ def diff_rows(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any] | No
     if hudi.num_rows == engine.num_rows == 0:
         return None
     hudi = _like(hudi, engine.schema)
+    if _same(engine, hudi, key):
+        return None
     out: dict[str, Any] = {"engine_rows": engine.num_rows, "hudi_rows": hudi.num_rows}
     for side, rows in (("engine", engine), ("hudi", hudi)):
         dups = _duplicated(rows.column(key))
@@ -255,6 +257,19 @@ def diff_rows(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any] | No
     if different["count"]:
         out["different"] = different
     return None if out.keys() == {"engine_rows", "hudi_rows"} else out
+
+
+def _same(engine: pa.Table, hudi: pa.Table, key: str) -> bool:
+    """Do both hold the very same rows, no key twice? The common case, answered by one sort
+    of each side instead of the joins and counts that say what differs."""
+    if engine.num_rows != hudi.num_rows:
+        return False
+    by_key = [(key, "ascending")]
+    engine, hudi = engine.sort_by(by_key), hudi.sort_by(by_key)
+    keys = engine.column(key)
+    if len(keys) > 1 and pc.any(pc.equal(keys.slice(1), keys.slice(0, len(keys) - 1))).as_py():
+        return False  # a key twice: diff_rows names it
+    return engine.equals(hudi)
 
 
 def _without(rows: pa.Table, key: str, excluded: list[pa.Array]) -> pa.Table:

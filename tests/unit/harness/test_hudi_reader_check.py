@@ -192,6 +192,18 @@ def test_differences_name_the_rows():
     assert diff["different"]["items"][1] == {"key": 4, "engine": {"v": None}, "hudi": {"v": 7}}
 
 
+def test_equal_reads_with_a_key_twice_still_disagree():
+    """Both readers returning a key twice is a duplicate, not an agreement."""
+    twice = rows([1, 2, 1], [10, 20, 10])
+    diff = diff_rows(twice, twice, "id")
+    assert diff["duplicated_in_engine"] == diff["duplicated_in_hudi"] == {"count": 1, "keys": [1]}
+
+
+def test_as_many_rows_with_one_value_changed_disagree():
+    diff = diff_rows(rows([1, 2], [10, 20]), rows([2, 1], [21, 10]), "id")
+    assert diff["different"]["count"] == 1 and diff["different"]["items"][0]["key"] == 2
+
+
 def test_a_missing_column_is_an_error():
     with pytest.raises(ValueError, match="no column"):
         diff_rows(rows([1], [1]), pa.table({"id": [1]}), "id")
