@@ -69,11 +69,13 @@ class JvmArchive:
 
     @classmethod
     def for_session(cls) -> JvmArchive | None:
-        """None when turned off, or without a java to key it by."""
+        """None when turned off, without a java to key it by, or with a cache path that
+        has a space."""
         if os.environ.get(OFF_ENV, "").lower() in ("off", "0", "false", "no"):
             return None
         path = archive_path()
-        return None if path is None else cls(path)
+        # Java options are split at spaces: a path with one cannot be passed.
+        return None if path is None or " " in str(path) else cls(path)
 
     def java_options(self, may_make: bool) -> str:
         """The driver JVM's options: map the archive, or make it (`may_make`: a process
