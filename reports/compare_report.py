@@ -67,7 +67,7 @@ def _timelines(runs: list[RunData]) -> list[Timeline]:
 
 
 def render_comparison(
-    run_dirs_by_variant: dict[str, list[Path]], out_dir: Path, table: list[dict]
+    run_dirs_by_variant: dict[str, list[Path]], out_dir: Path, table: list[dict[str, Any]]
 ) -> Path:
     """Write compare.html and compare.md into out_dir; return the HTML path.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -55,7 +56,7 @@ def _charts(trends: list[dict[str, Any]], kinds: dict[str, str]) -> list[SeriesC
     for trend in trends:
         drawn = chart(
             trend["metric"],
-            lambda t=trend: trend_svg(t["points"], t.get("baseline")),
+            functools.partial(trend_svg, trend["points"], trend.get("baseline")),
             "No values recorded.",
             _caption(trend),
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -89,7 +89,7 @@ def throughput_box_svg(by_variant: dict[str, list[Timeline]]) -> str | None:
 VERDICT_COLOURS = {"better": "#2ca02c", "worse": "#d62728", "same": "#7f7f7f"}
 
 
-def deltas_svg(table: list[Mapping[str, Any]]) -> str | None:
+def deltas_svg(table: Sequence[Mapping[str, Any]]) -> str | None:
     """delta% of B against A with its interval, one line per metric, coloured by verdict;
     metrics without a relative interval (A of 0, one pair) are left out."""
     rows = [

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from reports.svg import new_figure, to_svg, warmup_span
 from reports.timeline import Timeline
@@ -32,7 +33,7 @@ def shade(ax: Axes, tl: Timeline, labels: bool = False) -> None:
         )
     for i, f in enumerate(tl.faults):
         colour = FAULT_COLOUR if f.applied else NOT_APPLIED_COLOUR
-        if f.is_window:
+        if f.is_window and f.end_s is not None:
             ax.axvspan(f.start_s, f.end_s, color=colour, alpha=0.15, lw=0)
         else:
             ax.axvline(f.start_s, color=colour, ls="--", lw=1.2)
@@ -141,7 +142,7 @@ def pending_svg(tl: Timeline) -> str | None:
     )
     ax.set_ylabel("pending instants")
     ax.set_ylim(bottom=0)
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     shade(ax, tl)
     return to_svg(fig)
 

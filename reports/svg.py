@@ -6,15 +6,17 @@ import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.typing import RcKeyType
 
 # Applied only while a chart is drawn (see chart()), so the process-wide matplotlib settings
 # of whoever imports reports stay untouched. Text stays <text> (searchable, small) rather
 # than glyph paths; hashsalt makes ids stable so two renders of one run are identical.
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "instantbench",
     "font.family": "sans-serif",

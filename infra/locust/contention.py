@@ -49,7 +49,7 @@ def _stage_stats(env: Environment, stage: Stage) -> dict[str, Any]:
         "conflict_rate": conflicts / attempts if attempts else None,
         "commits_per_s": ok / stage.duration_s,
         "latency_ms": {
-            k: commits.get_response_time_percentile(q) if attempts else None
+            k: commits.get_response_time_percentile(q) if commits and attempts else None
             for k, q in PERCENTILES.items()
         },
     }

@@ -92,7 +92,8 @@ class OccWriter(User):
         users_at_start = self.environment.runner.user_count
         started = time.perf_counter()
         txn = self.table.reload().transaction(metadata={"writer": self.writer_id})
-        request_type, exception = "commit", None
+        request_type = "commit"
+        exception: Exception | None = None
         try:
             txn.begin()
             txn.write(rows, op="upsert")

@@ -22,6 +22,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import IO
 
 from infra.cluster.base import CLUSTER_ENV, OWNER_ENV
 from infra.cluster.procs import terminate
@@ -47,12 +48,14 @@ class S3Server:
         self._proc: subprocess.Popen | None = None
 
     def start(self) -> str:
-        if self._proc is not None:
+        if self._proc is not None and self.endpoint is not None:
             return self.endpoint
         env = {**os.environ, CLUSTER_ENV: f"s3-{uuid.uuid4().hex[:8]}", OWNER_ENV: str(os.getpid())}
         for _attempt in range(3):  # the free port can be taken between probe and bind
             port = _free_port()
-            log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+            log: IO[bytes] | int = (
+                open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+            )
             try:
                 self._proc = subprocess.Popen(
                     [sys.executable, "-m", "infra.services.moto_serialized", HOST, str(port)],
@@ -63,18 +66,18 @@ class S3Server:
                     start_new_session=True,  # a Ctrl-C of the run reaches it through stop()
                 )
             finally:
-                if log is not subprocess.DEVNULL:
+                if not isinstance(log, int):
                     log.close()
             self.endpoint = f"http://{HOST}:{port}"
-            if self._wait_up():
+            if self._wait_up(self._proc):
                 return self.endpoint
             self.stop()
         raise RuntimeError(f"the S3 server (moto) did not start; log: {self.log_path}")
 
-    def _wait_up(self) -> bool:
+    def _wait_up(self, proc: subprocess.Popen) -> bool:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
+            if proc.poll() is not None:
                 return False
             try:
                 self.client().list_buckets()
