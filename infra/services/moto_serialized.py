@@ -13,6 +13,7 @@ application handles one at a time, its whole response included.
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sys
@@ -22,15 +23,20 @@ from typing import Any
 
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from werkzeug.serving import run_simple
+from werkzeug.wsgi import get_input_stream
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 def serialized(app: WsgiApp) -> WsgiApp:
-    """`app` called by one thread at a time, its response read before the next call."""
+    """`app` called by one thread at a time, its response read before the next call. The
+    request's body is read before: a client stopped mid-upload (a paused worker) holds up
+    only its own request, not every other client of the store."""
     mutex = threading.Lock()
 
     def handle(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        body = get_input_stream(environ).read()
+        environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
         with mutex:
             response = app(environ, start_response)
             try:

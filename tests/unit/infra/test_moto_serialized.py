@@ -6,6 +6,7 @@ that gap (the store step sleeps) so both requests are inside it together."""
 from __future__ import annotations
 
 import contextlib
+import socket
 import threading
 import time
 import uuid
@@ -23,7 +24,8 @@ from infra.services.moto_serialized import moto_app, serialized
 BUCKET = "conditional-writes"
 
 
-def _serve(app) -> Iterator[str]:
+@contextlib.contextmanager
+def serving(app) -> Iterator[str]:
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -84,12 +86,36 @@ def _winners(endpoint: str, contenders: int = 2) -> int:
 
 @pytest.mark.usefixtures("slow_store")
 def test_concurrent_conditional_creates_have_one_winner():
-    for endpoint in _serve(serialized(moto_app())):
+    with serving(serialized(moto_app())) as endpoint:
         assert _winners(endpoint) == 1
 
 
 @pytest.mark.usefixtures("slow_store")
 def test_moto_alone_lets_both_win():
     """What the serialisation is for: without it both writers 'create' the object."""
-    for endpoint in _serve(moto_app()):
+    with serving(moto_app()) as endpoint:
         assert _winners(endpoint) == 2
+
+
+def test_a_client_stopped_mid_upload_holds_up_only_its_own_request():
+    """A paused worker's half-sent PUT must not stop every other client of the store."""
+    with serving(serialized(moto_app())) as endpoint:
+        host, port = endpoint.removeprefix("http://").split(":")
+        stalled = socket.create_connection((host, int(port)))
+        try:
+            stalled.sendall(  # announces 1,000 bytes, sends 10, then stops
+                f"PUT /{BUCKET}/stalled HTTP/1.1\r\nHost: {host}\r\n"
+                "Content-Length: 1000\r\n\r\n".encode()
+                + b"x" * 10
+            )
+            time.sleep(0.2)  # its request is inside the server, reading the body
+            done = threading.Event()
+
+            def other_client() -> None:
+                _winners(endpoint, contenders=1)
+                done.set()
+
+            threading.Thread(target=other_client, daemon=True).start()
+            assert done.wait(10), "the other client waited for the stalled upload"
+        finally:
+            stalled.close()
