@@ -27,6 +27,7 @@ LABEL_ROLE = "instantbench.role"  # master | worker
 LABEL_WORKER = "instantbench.worker"  # N
 LABEL_OWNER = "instantbench.owner_pid"  # the process that started it ("" by hand)
 SPARK_CLASS = "/opt/venv/bin/spark-class"
+PAUSE_TRIES, PAUSE_RETRY_S = 15, 0.2  # docker pause, tried again for about 3 s
 
 
 def docker_client():
@@ -281,9 +282,25 @@ class DockerBackend(ClusterBackend):
             w.state = "killed"
 
     def pause_worker(self, n: int) -> None:
+        """docker pause: the freezer cgroup stops every process of the container. It cannot
+        freeze while one of them sleeps uninterruptibly (in I/O), and docker then answers
+        "unable to freeze": a moment later it can, so it is tried again for a few seconds;
+        then a ClusterError names the container (the run ends unknown, the fault unapplied)."""
+        import docker.errors
+
         with self._lock:
             w, c = self._worker_container(n)
-            c.pause()  # the freezer cgroup: every process of the container stops
+            for attempt in range(PAUSE_TRIES):
+                try:
+                    c.pause()
+                    break
+                except docker.errors.APIError as exc:
+                    if attempt == PAUSE_TRIES - 1:
+                        raise ClusterError(
+                            f"worker:{n}: docker could not pause its container {c.short_id}"
+                            f" in {PAUSE_TRIES} tries: {exc.explanation}"
+                        ) from None
+                    time.sleep(PAUSE_RETRY_S)
             w.state = "paused"
 
     def resume_worker(self, n: int) -> None:
