@@ -650,7 +650,7 @@ class _TimedLock:
         fresh = follows is not None and follows == table._last_hold
         table._last_hold = None  # until this hold ends cleanly
         table.timeline.pin(fresh=fresh)
-        table._truetime_store.trusted = fresh
+        table._truetime_store.hold_begins(fresh)
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:

@@ -59,6 +59,16 @@ class StoredLastGenerated:
         self.fence: Any = None
         self._known: LastGenerated | None = None
 
+    def hold_begins(self, fresh: bool) -> None:
+        """A lock hold begins. Fresh (it directly follows this table's own last hold): the
+        record this handle knows is the current one. Not fresh: someone else may have
+        written it since, so what this handle knows is forgotten, not only distrusted for
+        this hold: a hold that generates nothing (an archival) would otherwise leave the
+        stale record to be trusted by the fresh hold after it."""
+        self.trusted = fresh
+        if not fresh:
+            self._known = None
+
     def load(self) -> LastGenerated | None:
         if self.trusted and self._known is not None:
             return self._known

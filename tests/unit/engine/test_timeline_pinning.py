@@ -95,3 +95,20 @@ def test_a_time_this_table_used_since_its_last_listing_is_still_refused(tmp_path
         table.start_instant(action="deltacommit")  # the same time as the second
     pending = [i.requested_time for i in table.timeline.reload().pending()]
     assert pending == [first.requested_time, second.requested_time]
+
+
+def test_a_hold_that_generates_nothing_leaves_no_stale_count_for_the_next(tmp_path):
+    """The locks suite's coordinator-crash-file-s3 unknown: the driver cleaned (its hold
+    numbered a time), a batch writer numbered the next time, the driver archived (a hold
+    after someone else's: not fresh, and it numbers nothing), then committed in a hold
+    right after its own archival (fresh). That commit trusted the count it knew from the
+    clean and handed out the batch writer's number again."""
+    table, _ = _table(tmp_path)
+    other = Table.open(table.storage.root, max_skew_ms=0)
+    table.start_instant()  # the clean: this handle now knows the count
+    theirs = other.generator.generate_stamped()  # the batch writer numbers a time
+    with table.locked():  # the archival: after someone else's hold, numbers nothing
+        pass
+    with table.locked():  # the commit: right after this table's own hold
+        mine = table.generator.generate_stamped(locked=True)
+    assert mine.seq > theirs.seq
