@@ -18,9 +18,13 @@ import json
 import os
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 import pyarrow.fs as pafs
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
 
 SCHEME = "s3://"
 WRITE_ID = "ib-write"  # user metadata key: the write id of a conditional write
@@ -82,7 +86,7 @@ def filesystem(endpoint: str | None, region: str) -> pafs.S3FileSystem:
 
 
 @functools.lru_cache(maxsize=8)
-def _client(endpoint: str | None, region: str):  # boto3 clients are thread-safe
+def _client(endpoint: str | None, region: str) -> BaseClient:  # boto3 clients are thread-safe
     import boto3  # only S3 tables need it
     from botocore.config import Config
 

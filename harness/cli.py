@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn, TextIO, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,6 +17,12 @@ from rich.markup import escape
 from harness.cli_usage import OneLineUsageErrors
 from harness.scenario import ScenarioError, expand_matrix, load_scenario
 from harness.scenario.base import MAX_COUNT, MAX_PARALLEL
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table as RichTable
+
+    from harness.scenario import Scenario
 
 # Bad input and errors; verdicts map to exit codes in harness.checks.verdict.exit_code
 # (imported where used: harness.checks is slow to import for a CLI that only validates).
@@ -75,7 +81,7 @@ def _stops_cleanly(command: Command) -> Command:
     cluster that cannot start."""
 
     @functools.wraps(command)
-    def guarded(*args, **kwargs):
+    def guarded(*args: Any, **kwargs: Any) -> Any:
         from harness.runner.errors import RunError
         from harness.runner.interrupt import as_interrupted, signals_interrupt
         from infra.cluster import ClusterError
@@ -96,7 +102,7 @@ def _stops_cleanly(command: Command) -> Command:
     return guarded  # type: ignore[return-value]
 
 
-def _load(path: Path, overrides: list[str] | None):
+def _load(path: Path, overrides: list[str] | None) -> Scenario:
     try:
         return load_scenario(path, overrides or [])
     except ScenarioError as exc:
@@ -393,7 +399,7 @@ def _print_comparison(variants: list[str], table: list[dict], console: Console =
     _print_whole(console, _comparison_table(variants, table))
 
 
-def _print_whole(console: Console, grid) -> None:
+def _print_whole(console: Console, grid: RenderableType) -> None:
     """A table at its natural width even on a narrower terminal (which then wraps the
     lines): rich would otherwise shorten a metric's name to fit, fold a number into two
     lines (0.003 over 7) or drop columns."""
@@ -406,7 +412,7 @@ def _print_whole(console: Console, grid) -> None:
     console.print(Segments(lines), soft_wrap=True)  # soft_wrap: the lines are not cropped
 
 
-def _comparison_table(variants: list[str], table: list[dict]):
+def _comparison_table(variants: list[str], table: list[dict]) -> RichTable:
     from rich import box
     from rich.table import Table as RichTable
 

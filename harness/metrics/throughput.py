@@ -51,7 +51,9 @@ def spread_rows_per_s(
         return np.where(judged > 0, totals / judged, np.nan)
 
 
-def visible_rows_per_s(commits: pd.DataFrame, buckets: Buckets, t0: float, cap_s: float):
+def visible_rows_per_s(
+    commits: pd.DataFrame, buckets: Buckets, t0: float, cap_s: float
+) -> np.ndarray:
     """x_i: rows made visible per second, each commit's rows spread over the time since the
     previous commit (at most one checkpoint interval)."""
     if len(commits) == 0:
@@ -61,7 +63,9 @@ def visible_rows_per_s(commits: pd.DataFrame, buckets: Buckets, t0: float, cap_s
     )
 
 
-def ingest_rows_per_s(flushes: pd.DataFrame, buckets: Buckets, t0: float, cap_s: float):
+def ingest_rows_per_s(
+    flushes: pd.DataFrame, buckets: Buckets, t0: float, cap_s: float
+) -> np.ndarray:
     """Rows the writer tasks wrote per second: each flush's rows spread over the time since
     the same task's previous flush (at most one checkpoint interval). Every attempt counts:
     a retried task's rows were written twice."""

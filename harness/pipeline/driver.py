@@ -11,7 +11,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog
@@ -21,9 +23,14 @@ from harness.pipeline.acks import AckWatcher
 from harness.pipeline.checkpoints import last_committed_batch
 from harness.pipeline.config import DriverConfig
 from harness.pipeline.session import build_session, stop_session
-from harness.pipeline.sinks import make_sink
+from harness.pipeline.sinks import Sink, make_sink
 from harness.pipeline.source import SOURCE_NAME, EventSource
 from harness.run_clock import RunClock
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
 
 STATUS_EVERY_S = 0.5
 SETTLE_TIMEOUT_S = 30.0
@@ -35,17 +42,17 @@ def _write_status(path: str, status: dict) -> None:
     os.replace(tmp, path)
 
 
-def _identity(batches):
+def _identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from batches
 
 
-def _warm_up(spark, tasks: int) -> None:
+def _warm_up(spark: SparkSession, tasks: int) -> None:
     """Start the executors' Python workers before the run's clock starts, so that the first
     micro-batch measures the pipeline, not Spark's start-up."""
     spark.range(tasks, numPartitions=tasks).mapInArrow(_identity, "id long").collect()
 
 
-def _settle(sink, query) -> None:
+def _settle(sink: Sink, query: StreamingQuery) -> None:
     """Before stopping, let the stream reach a state a restart would not change: recovery
     finished and the commits of every delivered ACK done (a fault may prevent it)."""
     deadline = time.time() + SETTLE_TIMEOUT_S

@@ -86,7 +86,9 @@ def _client(cfg: TaskConfig) -> RpcCoordinatorClient:
     return client
 
 
-def write_with_engine(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any]):
+def write_with_engine(
+    batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any]
+) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: stream this partition of the micro-batch through a WriterTask."""
     config = TaskConfig(**cfg)
     task, attempt = task_attempt()

@@ -57,7 +57,9 @@ def _payload(n: int, size: int, seed: int, stream: int) -> pa.Array:
     return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def _event_times(offsets: np.ndarray, start: int, end: int, t_start: float, t_end: float):
+def _event_times(
+    offsets: np.ndarray, start: int, end: int, t_start: float, t_end: float
+) -> np.ndarray:
     span = max(end - start, 1)
     return t_start + (t_end - t_start) * ((offsets - start + 1) / span)
 
@@ -114,7 +116,15 @@ def generate(
     )
 
 
-def _bank_rows(spec, partition, offsets, start, end, t_start, t_end) -> pa.RecordBatch:
+def _bank_rows(
+    spec: EventSpec,
+    partition: int,
+    offsets: np.ndarray,
+    start: int,
+    end: int,
+    t_start: float,
+    t_end: float,
+) -> pa.RecordBatch:
     """Each transfer is two legs with ids 2*event and 2*event+1, owned by different tasks."""
     src, dst, amount = bank_legs(offsets, spec)
     ids = np.concatenate([2 * offsets, 2 * offsets + 1])

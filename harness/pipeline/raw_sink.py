@@ -16,7 +16,9 @@ from harness.pipeline.events import SCHEMA
 TASK_RESULT_SCHEMA = "task long, attempt long, rows long, files long, max_event_time double"
 
 
-def task_result(task: int, attempt: int, rows: int, files: int, max_event_time: float):
+def task_result(
+    task: int, attempt: int, rows: int, files: int, max_event_time: float
+) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(
         {
             "task": [task],
@@ -36,7 +38,9 @@ def task_attempt() -> tuple[int, int]:
     return ctx.partitionId(), ctx.attemptNumber()
 
 
-def write_raw_parquet(batches: Iterator[pa.RecordBatch], *, out_dir: str, batch_id: int):
+def write_raw_parquet(
+    batches: Iterator[pa.RecordBatch], *, out_dir: str, batch_id: int
+) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: one Parquet file per task attempt and micro-batch."""
     task, attempt = task_attempt()
     target = Path(out_dir) / f"batch={batch_id}"

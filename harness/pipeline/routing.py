@@ -84,7 +84,9 @@ def owners_of(keys: pa.Array | pa.ChunkedArray, cfg: RouteConfig) -> np.ndarray:
     return owner_tasks(route.file_ids, cfg.tasks)[route.codes]
 
 
-def route_batches(batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any]):
+def route_batches(
+    batches: Iterator[pa.RecordBatch], *, cfg: dict[str, Any]
+) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: append the route column."""
     config = RouteConfig(**cfg)
     values = np.array(config.route_values, dtype=np.int64)

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from harness.faults.driver_faults import DriverFaults
 from harness.history import HistoryWriter
 from harness.pipeline.config import DriverConfig
 from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA, write_raw_parquet
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
 
 class Sink(Protocol):
-    def process_batch(self, df, batch_id: int) -> None: ...
+    def process_batch(self, df: DataFrame, batch_id: int) -> None: ...
     def checkpoint_complete(self, batch_id: int, info: dict) -> None: ...
     def settled(self) -> bool: ...
     def status(self) -> dict: ...
@@ -30,7 +33,7 @@ class RawParquetSink:
         self._rows_committed = 0
         self._committed_offset = 0
 
-    def process_batch(self, df, batch_id: int) -> None:
+    def process_batch(self, df: DataFrame, batch_id: int) -> None:
         fn = functools.partial(
             write_raw_parquet, out_dir=f"{self.cfg.table_path}/raw", batch_id=batch_id
         )

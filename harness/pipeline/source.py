@@ -9,12 +9,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from harness.pipeline.events import SPARK_SCHEMA, EventSpec, generate
 from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.streaming.datasource import ReadLimit
+    from pyspark.sql.types import StructType
 
 SOURCE_NAME = "instantbench_events"
 
@@ -33,21 +39,21 @@ class EventStreamReader(DataSourceStreamReader):
     def initialOffset(self) -> dict:
         return {"offset": 0, "t": self.clock.start()}
 
-    def latestOffset(self, start: dict, limit=None) -> dict:
+    def latestOffset(self, start: dict, limit: ReadLimit | None = None) -> dict:
         now = time.time()
         offset = self.law.next_offset(int(start["offset"]), now - self.clock.start())
         if offset == start["offset"]:
             return start
         return {"offset": offset, "t": now}
 
-    def partitions(self, start: dict, end: dict):
+    def partitions(self, start: dict, end: dict) -> list[_Slice]:
         # One slice per writer task even for an empty range (the first batch of a run that
         # starts idle): like a Flink checkpoint barrier, every checkpoint reaches every
         # writer, which then reports (empty) WriteMeta, so the coordinator can settle the
         # instant instead of waiting for tasks that never ran.
         return [_Slice(p, start, end) for p in range(self.spec.partitions)]
 
-    def read(self, partition: InputPartition) -> Iterator:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, _Slice):  # what `partitions` returned
             raise TypeError(f"not a slice of this source: {partition!r}")
         s, e = partition.start, partition.end
@@ -62,5 +68,5 @@ class EventSource(DataSource):
     def schema(self) -> str:
         return SPARK_SCHEMA
 
-    def streamReader(self, schema) -> EventStreamReader:
+    def streamReader(self, schema: StructType) -> EventStreamReader:
         return EventStreamReader(dict(self.options))

@@ -7,7 +7,7 @@ import random
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow.compute as pc
 
@@ -33,23 +33,28 @@ from harness.runner.spark_checks import SPARK_ABOVE_ROWS, SparkCheckJob, run_spa
 from harness.scenario import Scenario
 from harness.workload.reads import perform_read, sweep_reads
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 
 def _of_kind(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["kind"] == kind]
 
 
-def _stream_rows(final: FinalState):
+def _stream_rows(final: FinalState) -> pa.Table:
     """Rows the stream wrote (batch writers' and the bank's opening rows have no event)."""
     return final.rows.filter(pc.greater_equal(final.rows.column("event_id"), 0))
 
 
-def _stream_ids(scenario: Scenario, final: FinalState):
+def _stream_ids(scenario: Scenario, final: FinalState) -> pa.ChunkedArray:
     rows = _stream_rows(final)
     # Bank legs have their own ids (2 * event, 2 * event + 1); appends use the event id.
     return rows.column("id" if scenario.source.mode == "bank" else "event_id")
 
 
-def _exactly_once(scenario: Scenario, batches: list[dict[str, Any]], final: FinalState):
+def _exactly_once(
+    scenario: Scenario, batches: list[dict[str, Any]], final: FinalState
+) -> CheckResult:
     if scenario.source.mode != "upsert":
         return exactly_once(batches, _stream_ids(scenario, final))
     spec = event_spec(scenario)
@@ -80,7 +85,9 @@ def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dic
     ]
 
 
-def _isolation_inputs(events, final: FinalState, is_bank: bool):
+def _isolation_inputs(
+    events: list[dict[str, Any]], final: FinalState, is_bank: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], list[dict[str, Any]]]:
     """The run's reads, each as-of read and pull made again on the final table, the
     completion time of every instant that completed and was not rolled back, and the
     reads a clean moved out of the retention window (not repeatable, not compared)."""

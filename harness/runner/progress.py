@@ -71,7 +71,7 @@ class JobProgress:
             self._live.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         _current_job.reset(self._token)
         if not self.quiet:
             self._live.stop()
@@ -170,7 +170,7 @@ class RunProgress:
             self._progress.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._job is None:
             self._progress.stop()
 

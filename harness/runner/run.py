@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from engine.clock import AdjustableClock
 from engine.errors import EngineError
@@ -34,6 +35,10 @@ from harness.runner.table_store import TableStore
 from harness.scenario import Scenario
 from harness.scenario.faults import ClockSkew
 from harness.workload.background import Background, start_background
+
+if TYPE_CHECKING:
+    from harness.pipeline.config import DriverConfig
+    from infra.cluster import ClusterBackend
 
 STARTUP_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 120
@@ -75,7 +80,9 @@ def _wait_for_t0(t0_file: Path, supervisor: Supervisor) -> float:
     raise RunError(f"the pipeline driver did not start its query within {STARTUP_TIMEOUT_S}s")
 
 
-def _runner_skew(scenario, background: Background, t0: float, history) -> SkewApplier:
+def _runner_skew(
+    scenario: Scenario, background: Background, t0: float, history: HistoryWriter
+) -> SkewApplier:
     """Clock skew of the batch writers (their clocks live in this process)."""
     clocks: dict[str, AdjustableClock] = {w.name_: w.clock for w in background.writers}
     skews = [
@@ -86,7 +93,7 @@ def _runner_skew(scenario, background: Background, t0: float, history) -> SkewAp
     return SkewApplier(skews, clocks, RunClock(t0=t0), history)
 
 
-def _runner_storage_faults(cfg, t0: float, history) -> StorageFaults:
+def _runner_storage_faults(cfg: DriverConfig, t0: float, history: HistoryWriter) -> StorageFaults:
     """Storage faults of the batch writers and readers (their tables live in this process)."""
     occurrences = [Occurrence.from_dict(o) for o in cfg.faults]
     return StorageFaults(
@@ -120,7 +127,14 @@ def run_scenario(
         store.stop()
 
 
-def _run_in_store(scenario, paths, variant, quiet, master, store: TableStore) -> RunOutcome:
+def _run_in_store(
+    scenario: Scenario,
+    paths: RunPaths,
+    variant: str | None,
+    quiet: bool,
+    master: str | None,
+    store: TableStore,
+) -> RunOutcome:
     run_lock = start_run_lock(scenario, paths)  # a ZooKeeper for the run: stopped below
     try:
         set_up_table(scenario, paths)
@@ -142,7 +156,7 @@ def _run_in_store(scenario, paths, variant, quiet, master, store: TableStore) ->
         run_lock.stop()
 
 
-def start_cluster(scenario: Scenario, paths: RunPaths):
+def start_cluster(scenario: Scenario, paths: RunPaths) -> ClusterBackend | None:
     """A standalone or docker cluster for this run (None for local mode), up and ready."""
     if scenario.cluster.backend == "local":
         return None
@@ -159,14 +173,23 @@ def start_cluster(scenario: Scenario, paths: RunPaths):
     return cluster
 
 
-def _run(scenario, paths, variant, quiet, master, cluster, store: TableStore) -> RunOutcome:
+def _run(
+    scenario: Scenario,
+    paths: RunPaths,
+    variant: str | None,
+    quiet: bool,
+    master: str | None,
+    cluster: ClusterBackend | None,
+    store: TableStore,
+) -> RunOutcome:
     run_id = paths.root.name
     history = HistoryWriter(paths.history, "runner")
-    if cluster is not None:
-        master = cluster.info.master_url
+    info = cluster.require_info() if cluster is not None else None
+    if info is not None:
+        master = info.master_url
     cfg = driver_config(scenario, paths, run_id, master)
-    if cluster is not None:
-        cfg.spark_conf.update(cluster.info.spark_conf)  # carries the cluster's auth secret
+    if info is not None:
+        cfg.spark_conf.update(info.spark_conf)  # carries the cluster's auth secret
     cfg.spark_conf.update(store.executor_env())  # an object store's credentials
     cfg_path = paths.control / "driver.json"
     cfg.save(cfg_path)
@@ -181,7 +204,7 @@ def _run(scenario, paths, variant, quiet, master, cluster, store: TableStore) ->
         occurrences,
         fired,
         cluster=cluster,
-        env=cluster.info.driver_env if cluster is not None else None,
+        env=info.driver_env if info is not None else None,
     )
     law = rate_law(cfg.rate, scenario.run_s)
     status_file = Path(cfg.status_file)
@@ -302,7 +325,7 @@ def _write_result(
     variant: str | None,
     error: str | None,
     on_phase: Callable[[str], None] = lambda _: None,
-):
+) -> dict[str, Any]:
     result = analyse_run(scenario, paths, paths.root.name, variant, error, on_phase)
     paths.result.write_text(json.dumps(result, indent=2, default=str))
     return result

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +25,9 @@ from harness.checks.exactly_once import IdSummary, batch_bounds, judge
 from harness.checks.exactly_once_upserts import exactly_once_upserts
 from harness.checks.result import MAX_LISTED
 from harness.checks.unique_keys import unique_keys_result
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, Row, SparkSession
 
 # auto: Spark above this many stored rows (about 1 GB of check columns in the runner).
 SPARK_ABOVE_ROWS = 20_000_000
@@ -70,7 +73,9 @@ def run_spark_checks(job: SparkCheckJob, work_dir: Path, log_path: Path) -> list
 
 
 # ---------------------------------------------------------------- inside the child
-def _read_groups(table_path: str, as_of: str | None, columns: list[str]):
+def _read_groups(
+    table_path: str, as_of: str | None, columns: list[str]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """mapInArrow body: each executor opens the table and reads its file groups."""
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -91,7 +96,7 @@ def _read_groups(table_path: str, as_of: str | None, columns: list[str]):
     return read
 
 
-def _snapshot_frame(spark, job: SparkCheckJob, columns: list[str]):
+def _snapshot_frame(spark: SparkSession, job: SparkCheckJob, columns: list[str]) -> DataFrame:
     from engine.table import Table
 
     table = Table.open(job.table_path, writer_id="checker")
@@ -108,12 +113,15 @@ def _snapshot_frame(spark, job: SparkCheckJob, columns: list[str]):
     return groups.mapInArrow(_read_groups(job.table_path, job.as_of, columns), spark_schema)
 
 
-def _unique_keys(frame) -> CheckResult:
+def _unique_keys(frame: DataFrame) -> CheckResult:
     from pyspark.sql import functions as F
 
-    totals = frame.agg(F.count("*").alias("rows"), F.count_if(F.col("id").isNull())).first()
+    # Global aggregates: first() is their one row, never None (cast: for the type only).
+    totals = cast(
+        "Row", frame.agg(F.count("*").alias("rows"), F.count_if(F.col("id").isNull())).first()
+    )
     dups = frame.where(F.col("id").isNotNull()).groupBy("id").count().where("count > 1")
-    dup_stats = dups.agg(F.count("*"), F.sum(F.col("count") - 1)).first()
+    dup_stats = cast("Row", dups.agg(F.count("*"), F.sum(F.col("count") - 1)).first())
     listed = dups.orderBy("id").limit(MAX_LISTED).collect() if dup_stats[0] else []
     return unique_keys_result(
         rows=int(totals[0]),
@@ -124,7 +132,9 @@ def _unique_keys(frame) -> CheckResult:
     )
 
 
-def _owner(starts: np.ndarray, ends: np.ndarray):
+def _owner(
+    starts: np.ndarray, ends: np.ndarray
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """mapInArrow body: the batch each distinct id falls in (-1: none), by binary search."""
 
     def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -140,7 +150,7 @@ def _owner(starts: np.ndarray, ends: np.ndarray):
     return assign
 
 
-def _exactly_once(spark, frame, job: SparkCheckJob) -> CheckResult:
+def _exactly_once(spark: SparkSession, frame: DataFrame, job: SparkCheckJob) -> CheckResult:
     from pyspark.sql import functions as F
 
     bounds = batch_bounds(job.batches)
@@ -197,7 +207,7 @@ def _exactly_once(spark, frame, job: SparkCheckJob) -> CheckResult:
     return result
 
 
-def _exactly_once_upserts(frame, job: SparkCheckJob) -> CheckResult:
+def _exactly_once_upserts(frame: DataFrame, job: SparkCheckJob) -> CheckResult:
     """Upsert tables hold one row per key: Spark reads them, the keys and event ids come
     back to the judge (the key space, not the event count, bounds their size)."""
     from harness.pipeline.events import EventSpec, upsert_keys
@@ -212,7 +222,9 @@ def _exactly_once_upserts(frame, job: SparkCheckJob) -> CheckResult:
     )
 
 
-def _exactly_once_on_spark(spark, frame, job: SparkCheckJob) -> CheckResult:
+def _exactly_once_on_spark(
+    spark: SparkSession, frame: DataFrame, job: SparkCheckJob
+) -> CheckResult:
     if job.mode == "upsert":
         return _exactly_once_upserts(frame, job)
     # The stream's rows only: batch writers' and opening rows have no event.
@@ -220,7 +232,7 @@ def _exactly_once_on_spark(spark, frame, job: SparkCheckJob) -> CheckResult:
 
 
 # The Spark path of each check that needs the whole table (check_inputs.CHECKS).
-ON_SPARK: dict[str, Callable[[Any, Any, SparkCheckJob], CheckResult]] = {
+ON_SPARK: dict[str, Callable[[SparkSession, DataFrame, SparkCheckJob], CheckResult]] = {
     "exactly_once": _exactly_once_on_spark,
     "unique_keys": lambda spark, frame, job: _unique_keys(frame),
 }

@@ -378,7 +378,7 @@ class ClusterBackend(ABC):
         until it has registered. clock_offset_ms: its clock's offset (libfaketime);
         needs clock_control, or gives the new worker libfaketime when given."""
         with self._lock:
-            info = self._require_info()
+            info = self.require_info()
             old = info.worker(n)
             if old.state != "killed":
                 self.kill_worker(n)
@@ -394,7 +394,7 @@ class ClusterBackend(ABC):
         from real time; takes effect within about a second. Needs clock_control=True (all
         workers run under libfaketime, offset 0 until set)."""
         with self._lock:
-            w = self._require_info().worker(n)
+            w = self.require_info().worker(n)
             if w.clock_offset_ms is None:
                 raise ClusterError(
                     f"worker:{n} does not run under libfaketime: start the cluster with "
@@ -430,7 +430,7 @@ class ClusterBackend(ABC):
     def wait_for_workers(self, timeout_s: float | None = None) -> None:
         """Wait until every worker that is not killed is ALIVE at the master."""
         timeout_s = self.start_timeout_s if timeout_s is None else timeout_s
-        info = self._require_info()
+        info = self.require_info()
         deadline = time.monotonic() + timeout_s
         want = sorted(w.host for w in info.workers if w.state != "killed")
         alive: list[str] = []
@@ -459,7 +459,8 @@ class ClusterBackend(ABC):
     def _worker_log(self, n: int) -> Path:
         return self.log_dir / f"worker-{n}.log"
 
-    def _require_info(self) -> ClusterInfo:
+    def require_info(self) -> ClusterInfo:
+        """The up cluster's description; ClusterError if it is not up."""
         if self.info is None:
             raise ClusterError(f"the {self.name} cluster is not up")
         return self.info

@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.cluster.base import (
     CLUSTER_ENV,
@@ -22,6 +22,10 @@ from infra.cluster.base import (
     faketime_env,
 )
 
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+
 LABEL = "instantbench.cluster"  # = cluster id; every container of a cluster has it
 LABEL_ROLE = "instantbench.role"  # master | worker
 LABEL_WORKER = "instantbench.worker"  # N
@@ -30,7 +34,7 @@ SPARK_CLASS = "/opt/venv/bin/spark-class"
 PAUSE_TRIES, PAUSE_RETRY_S = 15, 0.2  # docker pause, tried again for about 3 s
 
 
-def docker_client():
+def docker_client() -> DockerClient:
     """A docker client, or a ClusterError that says how to get an engine."""
     try:
         import docker
@@ -66,11 +70,11 @@ class DockerBackend(ClusterBackend):
         # Build the image for the project's current code when it is missing (build_image.sh:
         # seconds when only the code changed, a few minutes from nothing).
         self.build_image = build_image and image is None
-        self._client = None
+        self._client: DockerClient | None = None
 
     # --- docker ------------------------------------------------------------------------
     @property
-    def client(self):
+    def client(self) -> DockerClient:
         if self._client is None:
             self._client = docker_client()
         return self._client
@@ -139,7 +143,7 @@ class DockerBackend(ClusterBackend):
         args: list[str],
         env: dict[str, str],
         extra_labels: dict[str, str] | None = None,
-    ):
+    ) -> Container:
         labels = {
             LABEL: self.cluster_id,
             LABEL_ROLE: role,
@@ -218,7 +222,7 @@ class DockerBackend(ClusterBackend):
         self._save_logs(old)
         old.remove(force=True)
 
-    def _container(self, ref: str | None):
+    def _container(self, ref: str | None) -> Container | None:
         import docker.errors
 
         if ref is None:
@@ -228,7 +232,7 @@ class DockerBackend(ClusterBackend):
         except docker.errors.NotFound:
             return None
 
-    def _save_logs(self, c) -> None:
+    def _save_logs(self, c: Container) -> None:
         """Keep a container's output in the work dir's logs/ before it is removed."""
         role = c.labels.get(LABEL_ROLE, "container")
         n = c.labels.get(LABEL_WORKER)
@@ -258,8 +262,8 @@ class DockerBackend(ClusterBackend):
                     if "No such container" not in str(exc):
                         raise
 
-    def _worker_container(self, n: int):
-        w = self._require_info().worker(n)
+    def _worker_container(self, n: int) -> tuple[WorkerInfo, Container]:
+        w = self.require_info().worker(n)
         c = self._container(w.container)
         if c is None:
             raise ClusterError(f"worker:{n}: its container is gone")
@@ -311,7 +315,7 @@ class DockerBackend(ClusterBackend):
 
     def container_status(self, n: int) -> str | None:
         """running | paused | exited | ... (docker's word), None when it is gone."""
-        c = self._container(self._require_info().worker(n).container)
+        c = self._container(self.require_info().worker(n).container)
         return None if c is None else c.status
 
     def _worker_status(self, w: WorkerInfo) -> dict[str, Any]:

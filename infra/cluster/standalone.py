@@ -145,7 +145,7 @@ class StandaloneBackend(ClusterBackend):
             self.info = None
 
     def _signal_worker(self, n: int, sig: int) -> WorkerInfo:
-        w = self._require_info().worker(n)
+        w = self.require_info().worker(n)
         if w.pid is None or not alive(w.pid):
             raise ClusterError(f"worker:{n} is not running (state {w.state})")
         signal_group(w.pid, sig)
@@ -153,7 +153,7 @@ class StandaloneBackend(ClusterBackend):
 
     def kill_worker(self, n: int) -> None:
         with self._lock:
-            w = self._require_info().worker(n)
+            w = self.require_info().worker(n)
             if w.pid is not None:
                 members = process_group(w.pid)
                 signal_group(w.pid, signal.SIGKILL)
@@ -174,7 +174,7 @@ class StandaloneBackend(ClusterBackend):
 
     def worker_pids(self, n: int) -> list[int]:
         """Every process of worker n: the worker JVM, its executor, Python workers."""
-        w = self._require_info().worker(n)
+        w = self.require_info().worker(n)
         return [] if w.pid is None else process_group(w.pid)
 
     def _worker_status(self, w: WorkerInfo) -> dict[str, Any]:

@@ -22,10 +22,13 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from infra.cluster.base import CLUSTER_ENV, OWNER_ENV
 from infra.cluster.procs import terminate
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
 
 HOST = "127.0.0.1"
 # moto accepts any credentials; these are what the run's processes present to it.
@@ -86,7 +89,7 @@ class S3Server:
                 time.sleep(0.1)
         return False
 
-    def client(self):
+    def client(self) -> BaseClient:
         import boto3
 
         return boto3.client(
