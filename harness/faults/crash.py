@@ -26,6 +26,14 @@ def exited(label: str) -> str:
     return f"{label}.exited"
 
 
+def retried(label: str) -> str:
+    return f"{label}.retried"
+
+
+def missed(label: str) -> str:
+    return f"{label}.missed"
+
+
 def writer_crash_hook(
     crash_points: dict[int, tuple[str, str]],
     task: int,
@@ -70,7 +78,7 @@ def record_writer_retry(
     point, label = crash_points.get(task, (None, None))
     if attempt == 0 or label is None or not fired.fired(exited(label)):
         return
-    if not fired.mark(f"{label}.retried"):
+    if not fired.mark(retried(label)):
         return
     history.record(
         "fault",
@@ -90,6 +98,14 @@ def record_writer_retry(
             "retry_pid": os.getpid(),
         },
     )
+
+
+def mark_missed_crashes(crash_points: dict[int, tuple[str, str]], fired: FiredLog) -> None:
+    """After every task of a batch finished: a crash armed for it whose worker never
+    exited never will (only first attempts crash), so the run need not wait for its retry."""
+    for _, label in crash_points.values():
+        if not fired.fired(exited(label)):
+            fired.mark(missed(label))
 
 
 def record_coordinator_crashes(

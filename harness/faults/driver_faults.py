@@ -12,6 +12,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from engine.clock import AdjustableClock, SystemClock
+from harness.faults.crash import mark_missed_crashes
 from harness.faults.evidence import FaultRecorder, record_fault
 from harness.faults.fired import FiredLog, ack_followed, pause_reached, pause_resumed
 from harness.faults.kinds import STALE_REPLAY_AFTER_S
@@ -81,6 +82,10 @@ class DriverFaults(FaultRecorder):
                 points[task] = (o.fault.point, o.label)
                 self.history.record("fault_armed", label=o.label, batch_id=batch_id, task=task)
         return points
+
+    def batch_finished(self, crash_points: dict[int, tuple[str, str]]) -> None:
+        """Every task of the batch these crashes were armed for finished (retries too)."""
+        mark_missed_crashes(crash_points, self.fired)
 
     # -- coordinator crashes -----------------------------------------------------------
     def coordinator_hook(self, point: str, info: dict[str, Any]) -> None:

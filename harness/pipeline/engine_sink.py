@@ -8,7 +8,7 @@ import threading
 import time
 from concurrent.futures import Future
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.config import Safety
 from engine.lock_provider import LockSpec, serve_table_lock, write_service_endpoint
@@ -26,6 +26,9 @@ from harness.pipeline.engine_task import TaskConfig, write_with_engine
 from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA
 from harness.pipeline.routing import RouteConfig, needs_routing, route_by_file_group, route_values
 from harness.pipeline.table_services import TableServices
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 COORDINATOR_STATE_DIR = ".hoodie/.stream/coordinator"
 WRITER_STATE_DIR = ".hoodie/.stream/writers"
@@ -158,13 +161,14 @@ class EngineSink:
             )
             os._exit(FENCED_EXIT)
 
-    def process_batch(self, df, batch_id: int) -> None:
+    def process_batch(self, df: DataFrame, batch_id: int) -> None:
         self._exit_if_fenced(batch_id)
         # The coordinator snapshots before the writers do (FLINK-16986); the writers do not
         # wait for it, but Spark may record the batch (its checkpoint) only once it is done.
         snapshot = self.coordinator.snapshot_async(batch_id)
         # This batch's instant, without waiting (normally made already: see _notify).
         self.coordinator.request_instant(batch_id - 1, -1, 0.0)
+        crash_points = self.faults.crash_points(batch_id)
         task_cfg = TaskConfig(
             batch_id=batch_id,
             checkpoint_id=batch_id - 1,
@@ -177,7 +181,7 @@ class EngineSink:
             write_batch_rows=self.cfg.write_batch_rows,
             safety=self.cfg.safety,
             t0=self.faults.clock.start(),  # fixed already by the source's first offset
-            crash_points=self.faults.crash_points(batch_id),
+            crash_points=crash_points,
             storage_faults=[o.to_dict() for o in self.faults.occ if o.kind in STORAGE_KINDS],
             storage_latency_ms=self.cfg.storage_latency_ms,
             fired_dir=self.cfg.fired_dir,
@@ -186,11 +190,12 @@ class EngineSink:
         if self._routing:
             df = route_by_file_group(df, self._route_config(df))
         df.mapInArrow(fn, TASK_RESULT_SCHEMA).collect()
+        self.faults.batch_finished(crash_points)
         snapshot.result()
         self._exit_if_fenced(batch_id)
         self._restore_pending = False
 
-    def _route_config(self, df) -> RouteConfig:
+    def _route_config(self, df: DataFrame) -> RouteConfig:
         if self._route_values is None:
             self._route_values = route_values(df.sparkSession, self.cfg.writers)
         config = self.table.config

@@ -1,16 +1,20 @@
 """A run goes on past its duration until its faults have had their effect
 (harness/faults/settle.py): dropped ACKs until one ACK after them was delivered, crashes
-until their seam was reached. Each state is forced by the calls the driver would make."""
+until their seam was reached, a writer crash until its retry recorded it. Each state is
+forced by the calls the driver would make."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from fault_occurrence import occurrence
 
+from harness.faults.crash import exited, missed, record_writer_retry
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog
+from harness.faults.schedule import Occurrence
 from harness.faults.settle import unsettled
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
@@ -30,17 +34,47 @@ def test_dropped_acks_settle_only_once_a_later_ack_was_delivered(tmp_path: Path)
     assert delivered == [3] and unsettled([drop], fired, run_s=24.0) == []
 
 
-def test_a_crash_settles_once_its_seam_fired(tmp_path: Path) -> None:
+def test_a_coordinator_crash_settles_once_its_seam_fired(tmp_path: Path) -> None:
     crash = occurrence(
         "coordinator_crash", 1, 14.0, 14.0, "coordinator", {"point": "after_ack_before_commit"}
     )
-    writer = occurrence("writer_crash", 2, 5.0, 5.0, "writer:0", {"point": "mid_flush"})
     fired = FiredLog(tmp_path / "fired")
-    assert unsettled([crash, writer], fired, run_s=24.0) == [crash.label, writer.label]
-    fired.mark(writer.label)  # what crash_points does when the batch reaches it
-    assert unsettled([crash, writer], fired, run_s=24.0) == [crash.label]
+    assert unsettled([crash], fired, run_s=24.0) == [crash.label]
     fired.mark(crash.label)  # what coordinator_hook does right before SIGKILL
-    assert unsettled([crash, writer], fired, run_s=24.0) == []
+    assert unsettled([crash], fired, run_s=24.0) == []
+
+
+def _writer_crash_armed(tmp_path: Path) -> tuple[Occurrence[Any], DriverFaults, dict]:
+    writer = occurrence("writer_crash", 2, 5.0, 5.0, "writer:0", {"point": "mid_flush"})
+    history = HistoryWriter(tmp_path / "history", "driver")
+    faults = DriverFaults([writer], RunClock(t0=time.time() - 6), history, FiredLog(tmp_path / "f"))
+    assert unsettled([writer], faults.fired, run_s=24.0) == [writer.label]  # not armed yet
+    points = faults.crash_points(3)  # the batch that arms it
+    assert points == {0: ("mid_flush", writer.label)}
+    return writer, faults, points
+
+
+def test_a_writer_crash_settles_only_once_its_retry_recorded_it(tmp_path: Path) -> None:
+    """The locks suite's writer-crash-storage-s3 ended unknown: the worker exited as the
+    run's stop came, and stopping the stream cancelled the retry that records the crash."""
+    writer, faults, points = _writer_crash_armed(tmp_path)
+    assert unsettled([writer], faults.fired, run_s=24.0) == [writer.label]  # armed only
+    faults.fired.mark(exited(writer.label))  # the worker, just before its hard exit
+    assert unsettled([writer], faults.fired, run_s=24.0) == [writer.label]  # dead, no retry
+    history = HistoryWriter(tmp_path / "history", "writer")
+    record_writer_retry(points, 0, 1, 3, 12.0, history, faults.fired)  # Spark's retry
+    faults.batch_finished(points)
+    assert unsettled([writer], faults.fired, run_s=24.0) == []
+    assert not faults.fired.fired(missed(writer.label))
+
+
+def test_a_writer_crash_whose_batch_never_reached_its_seam_is_not_waited_for(
+    tmp_path: Path,
+) -> None:
+    writer, faults, points = _writer_crash_armed(tmp_path)
+    faults.batch_finished(points)  # every task done, none exited: it never will
+    assert unsettled([writer], faults.fired, run_s=24.0) == []
+    assert faults.fired.fired(missed(writer.label))
 
 
 def test_faults_after_the_run_and_timed_faults_are_not_waited_for(tmp_path: Path) -> None:
