@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from engine.clock import SystemClock
 from engine.config import Safety, TableConfig
+from engine.lock_provider import serve_table_lock
+from engine.stream.state import EpochStore
 from engine.table import Table
 from harness.pipeline.events import SCHEMA, opening_balances
 from harness.runner.driver_config import event_spec
@@ -34,6 +36,10 @@ def set_up_table(scenario: Scenario, paths: RunPaths) -> None:
             writer_id="setup",
             lock_spec=lock_spec,
         )
+        if lock_spec.provider == "service":
+            # No coordinator serves the lock yet: the setup serves it in-process, as an
+            # epoch of its own, which the first coordinator's epoch then seals.
+            serve_table_lock(table, EpochStore(table.storage).advance(), lock_spec.lease_s)
         # The table's data action (a mor table's commits are compactions, as in Hudi).
         instant = table.start_instant(metadata={"purpose": "opening balances"})
         stats = table.write_files(

@@ -7,10 +7,13 @@ import pyarrow as pa
 import pytest
 
 from engine.config import TableConfig
+from engine.lock_provider import serve_table_lock
 from engine.lock_zookeeper import ZooKeeperLock
+from engine.stream.state import EpochStore
 from engine.table import Table
 from harness.runner.lock_setup import lock_environment, run_lock_spec, start_run_lock
 from harness.runner.rundir import RunPaths
+from harness.runner.table_setup import set_up_table
 from harness.scenario import Scenario
 from infra.services.zookeeper import ruok
 
@@ -63,3 +66,27 @@ def test_storage_backed_providers_record_no_endpoint(tmp_path, provider):
     paths = _paths(tmp_path)
     start_run_lock(Scenario(name="s", engine={"lock": {"provider": provider}}), paths).stop()
     assert run_lock_spec(paths).provider == provider and run_lock_spec(paths).endpoint is None
+
+
+def test_the_bank_opening_commits_under_the_service_provider_before_any_coordinator(tmp_path):
+    """The locks suite's lock-lease-service-on could not create its table: the opening
+    balances need the lock, and no coordinator served it yet. The setup serves it as an
+    epoch of its own; the first coordinator's epoch seals it and locks as usual."""
+    paths = _paths(tmp_path)
+    scenario = Scenario(
+        name="bank",
+        source={"mode": "bank", "accounts": 4},
+        engine={"lock": {"provider": "service"}},
+    )
+    start_run_lock(scenario, paths)
+    set_up_table(scenario, paths)
+    assert EpochStore(Table.open(paths.table_location).storage).current() == 0
+    coordinator = Table.open(paths.table_location, lock_spec=run_lock_spec(paths))
+    serve_table_lock(coordinator, EpochStore(coordinator.storage).advance(), 10.0)
+    t = coordinator.start_instant()
+    coordinator.commit(t, coordinator.write_files(t, coordinator.snapshot().slice(0, 1)))
+    coordinator.close()
+    balances = Table.open(paths.table_location).snapshot()
+    assert (
+        balances.num_rows == 4 and len(Table.open(paths.table_location).timeline.completed()) == 2
+    )
