@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,13 +21,13 @@ from harness.history import HistoryWriter
 from harness.pipeline.acks import AckWatcher
 from harness.pipeline.checkpoints import last_committed_batch
 from harness.pipeline.config import DriverConfig
+from harness.pipeline.engine_task import warm_up_worker
 from harness.pipeline.session import build_session, stop_session
 from harness.pipeline.sinks import Sink, make_sink
 from harness.pipeline.source import SOURCE_NAME, EventSource
 from harness.run_clock import RunClock
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
@@ -42,14 +41,11 @@ def _write_status(path: str, status: dict) -> None:
     os.replace(tmp, path)
 
 
-def _identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    yield from batches
-
-
 def _warm_up(spark: SparkSession, tasks: int) -> None:
     """Start the executors' Python workers before the run's clock starts, so that the first
-    micro-batch measures the pipeline, not Spark's start-up."""
-    spark.range(tasks, numPartitions=tasks).mapInArrow(_identity, "id long").collect()
+    micro-batch measures the pipeline, not Spark's start-up. Each worker imports the
+    writer's modules on the way (see warm_up_worker)."""
+    spark.range(tasks, numPartitions=tasks).mapInArrow(warm_up_worker, "id long").collect()
 
 
 def _settle(sink: Sink, query: StreamingQuery) -> None:

@@ -55,6 +55,14 @@ class TaskConfig:
         return asdict(self)
 
 
+def warm_up_worker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The driver's warm-up job maps this before the run's clock starts. Spark pickles it
+    by reference (a function of the driver's own __main__ would travel by value), so each
+    Python worker imports this module, and the engine with it: about 3 s of imports that
+    a writer's first batch, or the first batch after a crash's retry, would otherwise pay."""
+    yield from batches
+
+
 def _table(cfg: TaskConfig, task: int, history: HistoryWriter) -> Table:
     key = f"{cfg.table_path}#{task}"  # storage faults can target one writer
     table = _TABLES.get(key)
