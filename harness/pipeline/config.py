@@ -7,6 +7,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+# The pipeline driver's exit code when its query or its coordinator failed and it recorded
+# why (history `driver_stop`): the engine stopping loudly, as after a commit that can
+# never succeed. The runner restarts it mid-run and lets the checks judge it at the end.
+FAILED_EXIT = 3
+
 
 @dataclass
 class DriverConfig:

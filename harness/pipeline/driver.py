@@ -20,7 +20,7 @@ from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.pipeline.acks import AckWatcher
 from harness.pipeline.checkpoints import last_committed_batch
-from harness.pipeline.config import DriverConfig
+from harness.pipeline.config import FAILED_EXIT, DriverConfig
 from harness.pipeline.engine_task import warm_up_worker
 from harness.pipeline.session import build_session, stop_session
 from harness.pipeline.sinks import Sink, make_sink
@@ -95,6 +95,7 @@ def run(cfg: DriverConfig) -> int:
     )
     acks.start()
     status = "ok"
+    close_error: Exception | None = None
     try:
         while not os.path.exists(cfg.stop_file):
             if not query.isActive or acks.error is not None:
@@ -107,14 +108,17 @@ def run(cfg: DriverConfig) -> int:
         query.stop()
         acks.stop()
         faults.stop()
-        sink.close()
+        try:
+            sink.close()
+        except Exception as exc:  # the final ACKs' commit failed: the coordinator stopped
+            close_error = exc
         _write_status(cfg.status_file, {"t": time.time(), "pid": os.getpid(), **sink.status()})
-    error = query.exception() or acks.error
+    error = query.exception() or acks.error or close_error
     if error is not None:
         status = "error"
     history.record("driver_stop", status=status, error=str(error) if error else None)
     stop_session(spark)
-    return 0 if status == "ok" else 3
+    return 0 if status == "ok" else FAILED_EXIT
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from harness.faults.skew import SkewApplier
 from harness.faults.storage import StorageFaults
 from harness.faults.writer_pause import install_writer_pauses
 from harness.history import HistoryWriter, append_series
+from harness.pipeline.config import FAILED_EXIT
 from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
@@ -276,11 +277,8 @@ def _run(
                 timeout = INTERRUPT_STOP_S if interrupted else STOP_TIMEOUT_S
                 code = supervisor.stop(timeout, hurry=held.arrived)
                 interrupted = interrupted or held.take()
-            if interrupted is None and error is None and code != 0:
-                error = (
-                    f"the pipeline driver did not stop cleanly (exit {code}); see "
-                    f"{supervisor.driver.log_path}"
-                )
+            if interrupted is None and error is None:
+                error = stop_error(code, supervisor.driver.log_path)
     try:
         with signals_held():  # the checks read this copy of the final table
             store.keep_copy()
@@ -317,6 +315,16 @@ def _partial(
         held.take()
     interrupted.run_dir = paths.root
     return interrupted
+
+
+def stop_error(code: int | None, log_path: Path) -> str | None:
+    """The run's error, if its last driver did not stop cleanly. A driver that failed by
+    itself and recorded why (FAILED_EXIT: the engine stopping loudly, as after a commit
+    that can never succeed) is judged by the checks, as a driver that failed mid-run is
+    (the runner restarts that one); any other exit is the harness's failure: unknown."""
+    if code in (0, FAILED_EXIT):
+        return None
+    return f"the pipeline driver did not stop cleanly (exit {code}); see {log_path}"
 
 
 def _write_result(
