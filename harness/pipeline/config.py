@@ -7,10 +7,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The pipeline driver's exit code when its query or its coordinator failed and it recorded
-# why (history `driver_stop`): the engine stopping loudly, as after a commit that can
-# never succeed. The runner restarts it mid-run and lets the checks judge it at the end.
+# The pipeline driver's exit codes when its query or its coordinator failed; it recorded
+# why (history `driver_stop`). Mid-run the runner restarts it either way. COMMIT_REFUSED:
+# the coordinator stopped loudly on a commit that can never succeed (torn or missing
+# files, a write conflict, a duplicate key) and rolled its instant back, so no restart
+# changes what that batch left: at the run's end the checks judge the table as it is.
 FAILED_EXIT = 3
+COMMIT_REFUSED_EXIT = 5
 
 
 @dataclass

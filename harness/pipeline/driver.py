@@ -14,13 +14,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.stream.errors import CommitFailedError
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.pipeline.acks import AckWatcher
 from harness.pipeline.checkpoints import last_committed_batch
-from harness.pipeline.config import FAILED_EXIT, DriverConfig
+from harness.pipeline.config import COMMIT_REFUSED_EXIT, FAILED_EXIT, DriverConfig
 from harness.pipeline.engine_task import warm_up_worker
 from harness.pipeline.session import build_session, stop_session
 from harness.pipeline.sinks import Sink, make_sink
@@ -118,7 +119,11 @@ def run(cfg: DriverConfig) -> int:
         status = "error"
     history.record("driver_stop", status=status, error=str(error) if error else None)
     stop_session(spark)
-    return 0 if status == "ok" else FAILED_EXIT
+    if status == "ok":
+        return 0
+    # close() waits on every ACK's commit: a refused one surfaces there, whenever it was
+    # refused, even if the query died of it first.
+    return COMMIT_REFUSED_EXIT if isinstance(close_error, CommitFailedError) else FAILED_EXIT
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ from harness.faults.skew import SkewApplier
 from harness.faults.storage import StorageFaults
 from harness.faults.writer_pause import install_writer_pauses
 from harness.history import HistoryWriter, append_series
-from harness.pipeline.config import FAILED_EXIT
+from harness.pipeline.config import COMMIT_REFUSED_EXIT
 from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
@@ -318,11 +318,11 @@ def _partial(
 
 
 def stop_error(code: int | None, log_path: Path) -> str | None:
-    """The run's error, if its last driver did not stop cleanly. A driver that failed by
-    itself and recorded why (FAILED_EXIT: the engine stopping loudly, as after a commit
-    that can never succeed) is judged by the checks, as a driver that failed mid-run is
-    (the runner restarts that one); any other exit is the harness's failure: unknown."""
-    if code in (0, FAILED_EXIT):
+    """The run's error, if its last driver did not stop cleanly. A driver whose
+    coordinator refused a commit for good (COMMIT_REFUSED_EXIT: the instant rolled back,
+    which no restart changes) leaves the verdict to the checks; any other failure leaves
+    work a restart's recovery would do (an instant to recommit): unknown."""
+    if code in (0, COMMIT_REFUSED_EXIT):
         return None
     return f"the pipeline driver did not stop cleanly (exit {code}); see {log_path}"
 

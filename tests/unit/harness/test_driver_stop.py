@@ -8,18 +8,19 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from harness.pipeline.config import FAILED_EXIT
+from harness.pipeline.config import COMMIT_REFUSED_EXIT, FAILED_EXIT
 from harness.runner.run import stop_error
 
 LOG = Path("/runs/r/logs/driver-1.log")
 
 
-def test_a_clean_stop_and_a_failure_the_driver_recorded_leave_the_verdict_to_the_checks() -> None:
+def test_a_clean_stop_and_a_commit_refused_for_good_leave_the_verdict_to_the_checks() -> None:
     assert stop_error(0, LOG) is None
-    assert stop_error(FAILED_EXIT, LOG) is None
+    assert stop_error(COMMIT_REFUSED_EXIT, LOG) is None
 
 
 def test_any_other_exit_is_the_runs_failure_naming_the_log() -> None:
-    for code in (1, -signal.SIGKILL, None):
+    # FAILED_EXIT: e.g. a storage error at the final commit; recovery would recommit it
+    for code in (1, FAILED_EXIT, -signal.SIGKILL, None):
         error = stop_error(code, LOG)
         assert error is not None and str(LOG) in error and f"exit {code}" in error
