@@ -19,7 +19,7 @@ from harness.faults.skew import SkewApplier
 from harness.faults.storage import StorageFaults
 from harness.faults.writer_pause import install_writer_pauses
 from harness.history import HistoryWriter, append_series
-from harness.pipeline.config import COMMIT_REFUSED_EXIT
+from harness.pipeline.config import COMMIT_REFUSED_EXIT, DriverConfig
 from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
@@ -38,7 +38,6 @@ from harness.scenario.faults import ClockSkew
 from harness.workload.background import Background, start_background
 
 if TYPE_CHECKING:
-    from harness.pipeline.config import DriverConfig
     from infra.cluster import ClusterBackend
 
 STARTUP_TIMEOUT_S = 180
