@@ -108,6 +108,15 @@ def mark_missed_crashes(crash_points: dict[int, tuple[str, str]], fired: FiredLo
             fired.mark(missed(label))
 
 
+def mark_orphaned_crashes(labels: list[str], fired: FiredLog) -> None:
+    """At a driver's start: a crash an earlier driver armed whose retry never came died
+    with that driver's batch (its tasks went with its executors), so no retry will record
+    it, and the run need not wait its settle limit for one."""
+    for label in labels:
+        if fired.fired(label) and not fired.fired(retried(label)):
+            fired.mark(missed(label))
+
+
 def record_coordinator_crashes(
     occurrences: list[Occurrence[CoordinatorCrash]],
     fired: FiredLog,

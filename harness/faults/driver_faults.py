@@ -12,7 +12,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from engine.clock import AdjustableClock, SystemClock
-from harness.faults.crash import mark_missed_crashes
+from harness.faults.crash import mark_missed_crashes, mark_orphaned_crashes
 from harness.faults.evidence import FaultRecorder, record_fault
 from harness.faults.fired import FiredLog, ack_followed, pause_reached, pause_resumed
 from harness.faults.kinds import STALE_REPLAY_AFTER_S
@@ -197,6 +197,7 @@ class DriverFaults(FaultRecorder):
         )
 
     def start(self) -> None:
+        mark_orphaned_crashes([o.label for o in of_kind(self.occ, WriterCrash)], self.fired)
         self.skew.start()
 
     def stop(self) -> None:

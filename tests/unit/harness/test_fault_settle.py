@@ -77,6 +77,36 @@ def test_a_writer_crash_whose_batch_never_reached_its_seam_is_not_waited_for(
     assert faults.fired.fired(missed(writer.label))
 
 
+def test_a_writer_crash_armed_by_a_driver_that_died_is_not_waited_for(tmp_path: Path) -> None:
+    """A coordinator crash in the batch that armed a writer crash kills the batch with the
+    driver: no retry will come. The next driver, at its start, stops the run waiting for
+    it (it waited its whole settle limit before); one already recorded stays recorded, and
+    a crash not armed yet is still waited for."""
+    writer, first, _ = _writer_crash_armed(tmp_path)
+    later = occurrence("writer_crash", 3, 8.0, 8.0, "writer:1", {"point": "mid_flush"})
+    first.fired.mark(exited(writer.label))  # the worker exits; then the driver is killed
+    history = HistoryWriter(tmp_path / "history", "driver")
+    clock = RunClock(t0=time.time() - 20)
+    successor = DriverFaults([writer, later], clock, history, FiredLog(tmp_path / "f"))
+    assert unsettled([writer, later], successor.fired, run_s=24.0) == [writer.label, later.label]
+    successor.start()
+    successor.stop()
+    assert unsettled([writer, later], successor.fired, run_s=24.0) == [later.label]
+    assert successor.fired.fired(missed(writer.label))
+    assert not successor.fired.fired(missed(later.label))
+
+
+def test_a_recorded_writer_crash_is_not_marked_missed_by_a_later_driver(tmp_path: Path) -> None:
+    writer, first, points = _writer_crash_armed(tmp_path)
+    first.fired.mark(exited(writer.label))
+    record_writer_retry(points, 0, 1, 3, 12.0, HistoryWriter(tmp_path / "h", "w"), first.fired)
+    clock = RunClock(t0=time.time() - 20)
+    successor = DriverFaults([writer], clock, first.history, FiredLog(tmp_path / "f"))
+    successor.start()
+    successor.stop()
+    assert not successor.fired.fired(missed(writer.label))
+
+
 def test_faults_after_the_run_and_timed_faults_are_not_waited_for(tmp_path: Path) -> None:
     late = occurrence("drop_ack", 0, 30.0, 30.0, "coordinator", {"count": 1})
     skew = occurrence("clock_skew", 1, 5.0, 24.0, "coordinator", {"offset_ms": -500.0})
