@@ -11,7 +11,7 @@ import pyarrow as pa
 from engine.errors import CorruptFileError, DuplicateKeyError, WriteConflictError
 from engine.table import Table
 from engine.table.appender import BaseAppender
-from engine.table.fencing import epoch_domain, epoch_scope
+from engine.table.fencing import current_epoch, epoch_domain, epoch_scope
 from engine.timeline.instant import REQUESTED, Instant
 
 # Marks the instants a stream coordinator created, so recovery never touches instants of
@@ -39,10 +39,17 @@ def enter_epoch(table: Table, epoch: int) -> None:
     table.fence.domain = epoch_domain(epoch)
     # A lease held under this coordinator's own identity is a predecessor's: it crashed
     # or is a zombie whose epoch this one just sealed. Take it over without waiting out
-    # its lease (the takeover seals that hold's grant too).
+    # its lease (the takeover seals that hold's grant too). Only while this epoch is the
+    # newest: a resumed zombie sees its successor's lease under the same identity, and
+    # taking it would seal the live coordinator's hold. The epoch is read after the
+    # lease (the lock calls this with the record it just read), and a successor takes
+    # its epoch before it takes the lock, so a lease a successor wrote is never "dead"
+    # to a zombie; one written after our read fails our compare-and-swap.
     if hasattr(table.lock, "known_dead"):
-        owner = table.lock.holder_id
-        table.lock.known_dead = lambda lease: lease.get("owner") == owner
+        owner, storage = table.lock.holder_id, table.storage
+        table.lock.known_dead = lambda lease: (
+            lease.get("owner") == owner and current_epoch(storage) <= epoch
+        )
 
 
 def _instant_meta(checkpoint_id: int, epoch: int) -> dict[str, Any]:

@@ -202,3 +202,38 @@ def test_a_restarted_coordinator_takes_its_predecessors_lease_at_once(path, iden
         with pytest.raises(LockTimeoutError):
             successor.lock.acquire(0.2)
     successor.close()
+
+
+def test_a_resumed_zombie_never_takes_its_successors_lease(path):
+    """The seams suite's pause at compaction_before_truetime: the zombie (epoch e, its
+    epoch sealed) resumed and wanted the lock for its next instant; its successor's lease
+    carries the same identity, so the zombie took it as its own dead predecessor's and
+    revoked it, and the successor's commit in that hold failed (a live coordinator
+    stopped by a fenced one). A lease of its own identity is dead only to the newest
+    epoch; the zombie waits the lease out like anyone else (its clock never moves here)."""
+    storage = Table.open(path).storage
+    zombie = Table.open(path, max_skew_ms=0, writer_id="coordinator")
+    zombie.lock = zombie.generator.lock = FileLock(
+        zombie.storage,
+        holder_id="coordinator",
+        monotonic=time_never_moves,
+        on_takeover=zombie.fence.revoke,
+    )
+    zombie_epoch = EpochStore(storage).advance()
+    table_port.enter_epoch(zombie, zombie_epoch)
+    successor = Table.open(path, max_skew_ms=0, writer_id="coordinator")
+    epoch = EpochStore(storage).advance()
+    table_port.enter_epoch(successor, epoch)
+    with epoch_scope(epoch):
+        successor.lock.acquire(1)
+        token = successor.lock.token
+        with epoch_scope(zombie_epoch), pytest.raises(LockTimeoutError):
+            zombie.lock.acquire(0.2)
+        assert successor.lock.holder == "coordinator" and successor.lock.token == token
+        assert not storage.exists(f"{FENCE_DIR}/w/{token}")  # not revoked
+        successor.lock.release()
+        successor.lock.acquire(1)  # its next hold keeps the token: nobody took the lock
+        assert successor.lock.token == token and successor.lock.follows is not None
+        successor.lock.release()
+    zombie.close()
+    successor.close()
