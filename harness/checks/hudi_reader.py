@@ -32,6 +32,15 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   them, where the engine returns them in the pull i's completion falls in (its contract:
   a pull never skips an instant that completes late). A pull of an archived instant is
   not compared either: hudi-rs pulls read the active timeline only. `incremental_pulls`.
+- Archived log writes. hudi-rs reads the active timeline only, so it knows no completion
+  time for an archived instant and files its log by its requested time, under the slice
+  keyed at or before it. Where a compaction of the group was requested while that log
+  write was inflight, the engine (and Java Hudi, which reads the archived timeline too)
+  files the log under the compaction's slice, which hudi-rs then reads without it, until a
+  compaction requested after the log completed holds its rows in a base file. Such keys
+  (`Misfiled`) are left out of the snapshot and the time-travel points that read that
+  slice, and counted under `archived_logs`, naming the group, the instant and the
+  compactions. Every other key of those reads is still compared.
 - Both readers read only inside the cleaner's retention window (engine/table/cleaning.py):
   before it files are gone by design, so earlier points and pulls are not compared.
 - Merge order. When two instants wrote the same key into one file group (MOR log writes of
@@ -131,6 +140,62 @@ def crossed_pairs(instants: list[Completed]) -> list[tuple[Completed, Completed,
             if late.completed < early.completed and common:
                 pairs.append((early, late, sorted(common)))
     return pairs
+
+
+@dataclass(frozen=True)
+class Misfiled:
+    """Keys an archived log write (`instant`) wrote into `file_group` while compactions of
+    that group were requested (`straddled`, their requested times): hudi-rs files the log
+    before them and reads their slices without it. `absorbed_by`: the group's compactions
+    requested after the log completed, whose base files hold its rows again."""
+
+    file_group: str
+    instant: Completed
+    straddled: tuple[str, ...]
+    absorbed_by: tuple[Completed, ...]
+    keys: pa.Array
+
+    def in_view(self, c: str | None, t: str | None) -> bool:
+        """Does the engine's read as of c (None: the snapshot) hold the log, while hudi-rs's
+        as of t (None: the latest) reads a slice without it?"""
+
+        def reached(time: str, bound: str | None) -> bool:
+            return bound is None or time <= bound
+
+        if not reached(self.instant.completed, c) or not reached(self.straddled[0], t):
+            return False
+        absorbed = (k for k in self.absorbed_by if reached(k.requested, t))
+        return not any(reached(k.completed, c) for k in absorbed)
+
+    def evidence(self) -> dict[str, Any]:
+        return {
+            "file_group": self.file_group,
+            "instant": self.instant.requested,
+            "completed": self.instant.completed,
+            "compactions_requested_while_inflight": list(self.straddled),
+            "keys": {"count": len(self.keys), "keys": _sorted(self.keys).to_pylist()},
+        }
+
+
+def misfiled_logs(
+    instants: list[Completed],
+) -> list[tuple[Completed, str, tuple[str, ...], tuple[Completed, ...]]]:
+    """(log write, file group, `straddled`, `absorbed_by`) for every archived log write
+    (`Misfiled`) into a group a compaction was requested for while it was inflight."""
+    compactions = [i for i in instants if not i.data]
+    out = []
+    for j in instants:
+        if not (j.archived and j.action == "deltacommit"):
+            continue
+        for g in sorted(j.groups):
+            mine = [k for k in compactions if g in k.groups]
+            straddled = tuple(
+                sorted(k.requested for k in mine if j.requested < k.requested <= j.completed)
+            )
+            if straddled:
+                absorbed = tuple(k for k in mine if k.requested > j.completed)
+                out.append((j, g, straddled, absorbed))
+    return out
 
 
 class Reads(Protocol):
@@ -346,14 +411,18 @@ def hudi_reader(
     limits: tuple[int, int] = (MAX_TIME_TRAVEL, MAX_PULLS),
     window_from: str | None = None,
     contested: list[Contested] | None = None,
+    misfiled: list[Misfiled] | None = None,
 ) -> CheckResult:
     """Compare the two readers on the snapshot, the comparable time-travel points and
     incremental pulls (at most `limits`). An error of hudi-rs on a read is a disagreement
     (the engine's table must be readable by Hudi); an error of the engine's own read
     propagates. `window_from`: the cleaner's retention boundary (None: nothing cleaned);
     points and pulls before it are not compared. `contested`: keys the two readers merge in
-    different orders, left out of the reads that hold both of their instants."""
+    different orders, left out of the reads that hold both of their instants. `misfiled`:
+    keys of archived log writes, left out of the snapshot and the points whose slices
+    hudi-rs reads without them."""
     contested = contested or []
+    misfiled = misfiled or []
     points, tt_skipped = time_travel_points(instants)
     pulls, pull_skipped = incremental_pulls(instants)
     if window_from is not None:
@@ -371,19 +440,25 @@ def hudi_reader(
     disagreements: list[dict[str, Any]] = []
 
     reads_excluding = 0
+    reads_excluding_archived = 0
 
     def compare(
         where: dict[str, Any],
         ours: Callable[[], pa.Table],
         theirs: Callable,
         read: tuple[str | None, str | None],
+        view: tuple[str | None, str | None] | None = None,
     ) -> int:
-        """Compare one read of the instants completed in `read` = (begin, end]; the
-        engine's row count."""
-        nonlocal reads_excluding
+        """Compare one read of the instants completed in `read` = (begin, end]; `view`:
+        (engine as of, hudi-rs as of) of a snapshot or time-travel read. The engine's row
+        count."""
+        nonlocal reads_excluding, reads_excluding_archived
         mine = ours()
         excluded = [c.keys for c in contested if c.in_read(*read)]
         reads_excluding += bool(excluded)
+        archived = [m.keys for m in misfiled if view is not None and m.in_view(*view)]
+        reads_excluding_archived += bool(archived)
+        excluded += archived
         try:
             diff = diff_rows(_without(mine, key, excluded), _without(theirs(), key, excluded), key)
         except Exception as e:  # hudi-rs failed the read, or returned what cannot compare
@@ -392,13 +467,16 @@ def hudi_reader(
             disagreements.append({**where, **diff})
         return mine.num_rows
 
-    snapshot_rows = compare({"read": "snapshot"}, engine.snapshot, hudi.snapshot, (None, None))
+    snapshot_rows = compare(
+        {"read": "snapshot"}, engine.snapshot, hudi.snapshot, (None, None), (None, None)
+    )
     for c, upto in chosen_points:
         compare(
             {"read": "time_travel", "as_of": c, "hudi_as_of": upto},
             functools.partial(engine.as_of, c),
             functools.partial(hudi.as_of, upto),
             (None, c),
+            (c, upto),
         )
     for p in chosen_pulls:
         compare(
@@ -424,6 +502,10 @@ def hudi_reader(
         "merge_order": {
             "reads_excluding_keys": reads_excluding,
             "skipped": {"count": len(contested), "items": capped(c.evidence() for c in contested)},
+        },
+        "archived_logs": {
+            "reads_excluding_keys": reads_excluding_archived,
+            "skipped": {"count": len(misfiled), "items": capped(m.evidence() for m in misfiled)},
         },
         "disagreements": {"count": len(disagreements), "items": capped(disagreements)},
     }

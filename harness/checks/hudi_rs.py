@@ -4,6 +4,8 @@ hudi-rs cannot open counts against the engine."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -16,8 +18,10 @@ from harness.checks.hudi_reader import (
     NAME,
     Completed,
     Contested,
+    Misfiled,
     crossed_pairs,
     hudi_reader,
+    misfiled_logs,
     read_limits,
 )
 from harness.checks.result import CheckResult
@@ -118,13 +122,12 @@ def completed_instants(table: Table) -> list[Completed]:
     ]
 
 
-def contested_keys(table: Table, instants: list[Completed]) -> list[Contested]:
-    """Per file group, the keys both instants of a crossed pair wrote there (the two readers
-    keep different versions of them: harness/checks/hudi_reader.py, "Merge order")."""
+def group_keys(table: Table) -> Callable[[Completed, str], pa.Array | None]:
+    """keys(instant, group): the keys an instant wrote into a file group, None if it wrote
+    none there or the cleaner deleted its files there (by design: no compared read holds
+    their rows, and reading them fails)."""
     key = table.config.key_field
     by_time = {i.requested_time: i for i in table.timeline.completed(include_archived=True)}
-    # Files the cleaner deleted (by design): no compared read holds their rows, so they
-    # contest nothing (and reading them fails).
     cleaned = cleaning.cleaned_files(table)
 
     def keys(instant: Completed, group: str) -> pa.Array | None:
@@ -136,6 +139,25 @@ def contested_keys(table: Table, instants: list[Completed]) -> list[Contested]:
         ]
         return pa.chunked_array(parts).combine_chunks().unique() if parts else None
 
+    return keys
+
+
+def misfiled_keys(table: Table, instants: list[Completed]) -> list[Misfiled]:
+    """The keys of archived log writes hudi-rs files under an older slice than the engine
+    (harness/checks/hudi_reader.py, "Archived log writes")."""
+    keys = group_keys(table)
+    out = []
+    for log, group, straddled, absorbed in misfiled_logs(instants):
+        written = keys(log, group)
+        if written is not None and len(written):
+            out.append(Misfiled(group, log, straddled, absorbed, written))
+    return out
+
+
+def contested_keys(table: Table, instants: list[Completed]) -> list[Contested]:
+    """Per file group, the keys both instants of a crossed pair wrote there (the two readers
+    keep different versions of them: harness/checks/hudi_reader.py, "Merge order")."""
+    keys = group_keys(table)
     out = []
     for early, late, groups in crossed_pairs(instants):
         for g in groups:
@@ -184,5 +206,6 @@ def check_table(table: Table) -> CheckResult:
         read_limits(table.stored_rows()),
         cleaning.retained_from(table),
         contested_keys(table, instants),
+        misfiled_keys(table, instants),
     )
     return CheckResult(NAME, result.verdict, {"table_version": version, **result.evidence})

@@ -12,7 +12,14 @@ import pytest
 
 from engine.config import TableConfig
 from engine.table import Table, cleaning
-from harness.checks.hudi_rs import EngineReads, HudiReads, check_table, compared_columns
+from harness.checks.hudi_rs import (
+    EngineReads,
+    HudiReads,
+    check_table,
+    compared_columns,
+    completed_instants,
+    misfiled_keys,
+)
 
 
 def engine_rows(ids, values) -> pa.Table:
@@ -292,3 +299,48 @@ def test_a_crossed_pair_whose_files_were_cleaned_contests_nothing(tmp_path):
     r = check_table(fresh)
     fresh.close()
     assert r.verdict == "valid", r.evidence
+
+
+def test_an_archived_log_write_is_left_out_where_hudi_rs_files_it_by_requested_time(tmp_path):
+    """The services suite's mor pause run: a log write completed while a compaction of its
+    group was pending, and was archived while its log was still in the compaction's slice.
+    hudi-rs reads the active timeline only: without the completion time it files the log
+    before the compaction and reads that slice without it (it misses an insert and shows
+    an update's older value). Those keys are left out of the snapshot and of the points
+    reading that slice, and named; once a later compaction holds the rows in its base,
+    hudi-rs reads them again and the snapshot compares them."""
+    table, other = two_writers(tmp_path / "t", "mor", file_groups=1)
+    with table.transaction() as tx:
+        tx.write(engine_rows(range(10), range(10)))
+    log = other.start_instant()
+    stats = other.write_files(log, engine_rows([100, 3], [1000, 33]))
+    compaction = table.schedule_compaction()
+    other.commit(log, stats)  # completes while the compaction is pending
+    table.run_compaction(compaction)
+    with table.transaction() as tx:
+        tx.write(engine_rows([5], [55]))
+    assert table.archive(keep=1) == 3  # the log write and the compaction among them
+    columns = compared_columns(table.schema, "id")
+    hudi = HudiReads(table.storage.root, columns)
+    assert 100 not in hudi.snapshot().column("id").to_pylist()  # the reader difference
+    assert 100 in EngineReads(table, columns).snapshot().column("id").to_pylist()
+
+    r = check_table(table)
+    assert r.verdict == "valid", r.evidence["disagreements"]
+    archived = r.evidence["archived_logs"]
+    [item] = archived["skipped"]["items"]
+    assert item["instant"] == log.requested_time
+    assert item["compactions_requested_while_inflight"] == [compaction.requested_time]
+    assert item["keys"] == {"count": 2, "keys": [3, 100]}
+    assert archived["reads_excluding_keys"] >= 1  # the snapshot at least
+    [misfiled] = misfiled_keys(table, completed_instants(table))
+    assert misfiled.in_view(None, None)
+
+    table.run_compaction(table.schedule_compaction())  # requested after the log completed
+    assert 100 in HudiReads(table.storage.root, columns).snapshot().column("id").to_pylist()
+    [misfiled] = misfiled_keys(table, completed_instants(table))
+    assert not misfiled.in_view(None, None)  # the snapshot compares them again
+    r = check_table(table)
+    assert r.verdict == "valid", r.evidence["disagreements"]
+    other.close()
+    table.close()
