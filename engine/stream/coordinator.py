@@ -138,6 +138,7 @@ class Coordinator:
         self._awaiting_bootstrap: set[int] = set()
         self._dispatched: set[int] = set()  # handed to the commit thread, not yet removed
         self._failure: BaseException | None = None
+        self._closed = False  # close() wakes blocking-mode waiters, which then give up
         self._ignored_events = 0
         self._meta = ThreadPoolExecutor(1, thread_name_prefix="meta-event-handle")
         self._instant_exec = ThreadPoolExecutor(1, thread_name_prefix="instant-request")
@@ -261,6 +262,8 @@ class Coordinator:
             while pending := [e.instant for e in self._buffers.entries_before(checkpoint_id)]:
                 if self._failure is not None:
                     raise StreamError(f"coordinator failed: {self._failure}")
+                if self._closed:
+                    raise StreamError(f"coordinator closed while instants {pending} were pending")
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise InstantTimeoutError(
@@ -631,6 +634,12 @@ class Coordinator:
         self._committer.submit(lambda: None).result(timeout=timeout_s)
 
     def close(self) -> None:
-        """Stop accepting work; a commit that is running finishes in the background."""
+        """Stop accepting work; a commit that is running finishes in the background. An
+        instant creation waiting for earlier commits (blocking mode) gives up now: the
+        interpreter's exit joins its thread, which would otherwise wait its whole
+        commit_ack_timeout_s (a stopped driver lingered a minute)."""
+        with self._lock:
+            self._closed = True
+            self._committed.notify_all()
         for executor in (self._instant_exec, self._meta, self._committer):
             executor.shutdown(wait=False, cancel_futures=True)

@@ -2,6 +2,7 @@
 async, fencing; each safety switch off shows the loss or duplicate it prevents."""
 
 import threading
+import time
 
 import pytest
 from stream_harness import Crash, StreamHarness, block_at, crash_at, ids
@@ -216,6 +217,24 @@ def test_a_failed_instant_creation_is_reported_to_the_next_request(tmp_path):
     release.set()
     ack.result(5)
     assert h.coordinator.request_instant(b, 0, wait_s=5.0)["status"] == "READY"
+
+
+def test_closing_the_coordinator_releases_a_creation_waiting_for_earlier_commits(tmp_path):
+    """Blocking mode at a driver's stop: the next instant's creation waits for a commit that
+    will not come, and the interpreter's exit joins its thread: it waited out the whole
+    commit_ack_timeout_s (a minute by default) before the driver process could exit."""
+    h = StreamHarness(str(tmp_path), mode="blocking", commit_ack_timeout_s=600)
+    h.run_batch()
+    b = h.run_batch(ack=False)  # never acknowledged: its instant stays pending
+    assert h.coordinator.request_instant(b, 0, wait_s=0.0)["status"] == "PENDING"
+    creation = h.coordinator._creating[b]
+    deadline = time.monotonic() + 30
+    while not creation.running():  # waiting inside, not queued (close would cancel that)
+        assert time.monotonic() < deadline, "the creation never started"
+        time.sleep(0.01)
+    h.coordinator.close()
+    error = creation.exception(timeout=30)  # at once; 600 s without the wake-up
+    assert isinstance(error, StreamError) and "coordinator closed" in str(error)
 
 
 # ---------------------------------------------------------------- fencing
