@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -27,6 +28,13 @@ class BenchmarkRun:
         return "unknown" if self.error else "valid"
 
 
+def _own_session_env() -> dict[str, str]:
+    """The child pytest is a session of its own: launched from an xdist worker (the test
+    suite's), it must not inherit the worker's identity, or pytest-benchmark disables
+    itself and writes no JSON."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
+
+
 def run_benchmarks(spec: Benchmarks, out_dir: Path) -> BenchmarkRun:
     out_dir.mkdir(parents=True, exist_ok=True)
     run = BenchmarkRun(out_dir / "benchmarks.json")
@@ -46,7 +54,11 @@ def run_benchmarks(spec: Benchmarks, out_dir: Path) -> BenchmarkRun:
     try:
         with log.open("w") as sink:
             done = subprocess.run(
-                command, stdout=sink, stderr=subprocess.STDOUT, timeout=spec.timeout_s
+                command,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                timeout=spec.timeout_s,
+                env=_own_session_env(),
             )
     except subprocess.TimeoutExpired:
         run.error = f"the benchmarks did not finish within {spec.timeout_s:.0f}s; see {log}"

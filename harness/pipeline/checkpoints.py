@@ -45,6 +45,13 @@ def batch_source_offset(checkpoint_dir: str | Path, batch_id: int) -> dict | Non
     return json.loads(lines[-1]) if len(lines) >= 3 else None
 
 
+def last_logged_offset(checkpoint_dir: str | Path) -> dict | None:
+    """The newest end offset in Spark's offset log: where a restarted query plans its next
+    batch from (None before the first batch was planned)."""
+    planned = _log_ids(checkpoint_dir, "offsets")
+    return batch_source_offset(checkpoint_dir, planned[-1]) if planned else None
+
+
 def _end_offset(checkpoint_dir: Path, batch_id: int) -> int:
     """The end offset of an offset log entry; ValueError naming the file if it is not one."""
     path = checkpoint_dir / "offsets" / str(batch_id)

@@ -79,6 +79,7 @@ def run(cfg: DriverConfig) -> int:
         .option("rate", json.dumps(cfg.rate))
         .option("t0_file", cfg.t0_file)
         .option("run_s", str(cfg.run_s))
+        .option("checkpoint_dir", cfg.checkpoint_dir)
         .load()
     )
     query = (

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from harness.pipeline.checkpoints import last_logged_offset
 from harness.pipeline.events import SPARK_SCHEMA, EventSpec, generate
 from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
@@ -35,16 +36,22 @@ class EventStreamReader(DataSourceStreamReader):
         self.spec = EventSpec(**json.loads(options["spec"]))
         self.law = rate_law(json.loads(options["rate"]), float(options["run_s"]))
         self.clock = RunClock(options["t0_file"])
+        self.checkpoint_dir = options["checkpoint_dir"]
+        self._planned: dict | None = None  # the last end offset this reader handed Spark
 
     def initialOffset(self) -> dict:
         return {"offset": 0, "t": self.clock.start()}
 
-    def latestOffset(self, start: dict, limit: ReadLimit | None = None) -> dict:
+    def latestOffset(self, start: dict | None = None, limit: ReadLimit | None = None) -> dict:
+        # Spark 4.1 passes no start (4.2 added it): the batch starts where this reader's
+        # last one ended, or, in a restarted query, at the newest entry of Spark's offset
+        # log, which is where Spark plans the next batch from.
+        start = start or self._planned or last_logged_offset(self.checkpoint_dir)
+        start = start or self.initialOffset()
         now = time.time()
         offset = self.law.next_offset(int(start["offset"]), now - self.clock.start())
-        if offset == start["offset"]:
-            return start
-        return {"offset": offset, "t": now}
+        self._planned = start if offset == start["offset"] else {"offset": offset, "t": now}
+        return self._planned
 
     def partitions(self, start: dict, end: dict) -> list[_Slice]:
         # One slice per writer task even for an empty range (the first batch of a run that
