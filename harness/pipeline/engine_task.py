@@ -7,7 +7,7 @@ cached per worker process, which Spark reuses across tasks.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -55,7 +55,7 @@ class TaskConfig:
         return asdict(self)
 
 
-def warm_up_worker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def warm_up_worker(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The driver's warm-up job maps this before the run's clock starts. Spark pickles it
     by reference (a function of the driver's own __main__ would travel by value), so each
     Python worker imports this module, and the engine with it: about 3 s of imports that

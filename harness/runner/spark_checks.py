@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -75,10 +75,10 @@ def run_spark_checks(job: SparkCheckJob, work_dir: Path, log_path: Path) -> list
 # ---------------------------------------------------------------- inside the child
 def _read_groups(
     table_path: str, as_of: str | None, columns: list[str]
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """mapInArrow body: each executor opens the table and reads its file groups."""
 
-    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def read(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from engine.table import Table
 
         table = Table.open(table_path, writer_id="checker")
@@ -134,10 +134,10 @@ def _unique_keys(frame: DataFrame) -> CheckResult:
 
 def _owner(
     starts: np.ndarray, ends: np.ndarray
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """mapInArrow body: the batch each distinct id falls in (-1: none), by binary search."""
 
-    def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def assign(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             ids = batch.column(0).to_numpy(zero_copy_only=False)
             owner = np.searchsorted(starts, ids, side="right") - 1

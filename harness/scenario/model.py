@@ -25,6 +25,7 @@ from harness.scenario.keys import get_dotted
 from harness.scenario.rate import ConstantRate, Rate
 from harness.scenario.rules import cross_field_problems
 from harness.scenario.spark_conf import check_spark_conf
+from harness.scenario.system import System, default_checks
 
 # table.storage (kind s3): `local` or an http(s) URL; an S3 bucket name (3-63 characters).
 S3_ENDPOINT = r"^(local|https?://[^\s/]+(/\S*)?)$"
@@ -275,6 +276,8 @@ class Scenario(Strict):
 
     name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$", max_length=64)]
     """Names the run directory: lower-case letters, digits and dashes."""
+    system: System = Field(default_factory=System)
+    """The system under test: instantbench's engine, or Apache Hudi's own Spark writer."""
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 42
     """Seeds the rows' content and every random choice (fault targets, points)."""
     warmup_s: Seconds = 10
@@ -296,7 +299,9 @@ class Scenario(Strict):
     readers: Readers = Field(default_factory=Readers)
     """Readers beside the writes."""
     checks: list[CheckName] = Field(default_factory=lambda: list(DEFAULT_CHECKS))
-    """Checks to run on the finished run (bank needs source.mode bank)."""
+    """Checks to run on the finished run (bank needs source.mode bank); by default the
+    system's own list (instantbench: exactly_once, timeline, unique_keys, isolation,
+    hudi_reader)."""
     check_engine: Literal["auto", "pyarrow", "spark"] = "auto"
     """Where the whole-table checks (exactly_once, unique_keys) run: pyarrow (in the runner),
     spark, or auto (Spark when the table stores more rows than
@@ -311,6 +316,11 @@ class Scenario(Strict):
 
     # Where the scenario came from, for error messages about it (not part of the file).
     _source: str = PrivateAttr(default="<scenario>")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _system_checks(cls, data: Any) -> Any:
+        return default_checks(data)
 
     @model_validator(mode="after")
     def _cross_field(self) -> "Scenario":

@@ -7,6 +7,7 @@ from harness.faults.kinds import STALE_REPLAY_AFTER_S
 from harness.scenario.errors import Problem
 from harness.scenario.faults import CLUSTER_FAULTS, SHARED_WAIT_UNREACHED
 from harness.scenario.keys import DottedKeyError, resolve
+from harness.scenario.system import system_problems
 
 if TYPE_CHECKING:
     from harness.scenario.model import Scenario
@@ -17,6 +18,7 @@ _NOT_IN_MATRIX = ("name", "matrix")
 
 def cross_field_problems(s: "Scenario") -> list[Problem]:
     return [
+        *system_problems(s),
         *_check_problems(s),
         *_writer_problems(s),
         *_storage_problems(s),

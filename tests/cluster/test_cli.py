@@ -14,7 +14,7 @@ from infra.cli import cluster_down, cluster_status, format_status, state_path
 from infra.cluster import ClusterError
 from infra.cluster.procs import pids_with_env
 
-pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("cluster")]
+pytestmark = pytest.mark.cluster
 
 UP = """
 import sys

@@ -9,7 +9,7 @@ from cluster_helpers import docker_answers
 from harness.runner.run import run_scenario
 from harness.scenario import load_scenario
 
-pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("cluster")]
+pytestmark = pytest.mark.cluster
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 

@@ -12,7 +12,7 @@ from cluster_helpers import TEST_MASTER_HOST, docker_answers, run_job
 from infra.cluster import backend_for, master_json
 from infra.cluster.base import alive_worker_hosts
 
-pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("cluster")]
+pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from infra.cluster import ClusterError, backend_for, master_json, reap_orphans
 from infra.cluster.base import alive_worker_hosts
 from infra.cluster.procs import alive, pids_with_env, proc_state, wait_ports_free
 
-pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("cluster")]
+pytestmark = pytest.mark.cluster
 
 
 def _port_free(host: str, port: int) -> bool:

@@ -221,8 +221,8 @@ def test_a_cluster_that_cannot_start_is_exit_2_with_one_line(tmp_path, monkeypat
     one_line_error(runner.invoke(app, args), "cluster: ")
 
 
-# It holds the standalone master's fixed address: never beside a cluster test (xdist group).
-@pytest.mark.xdist_group("cluster")
+# It holds the standalone master's fixed address: in the cluster tests' lane, never beside one.
+@pytest.mark.cluster
 def test_a_cluster_whose_port_is_taken_is_exit_2_with_one_line(tmp_path):
     """Checked before anything starts: no JVM, nothing to tear down."""
     import socket

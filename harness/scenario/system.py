@@ -1,0 +1,136 @@
+"""The `system` section: which system under test the scenario's stream writes through, and
+the rules that keep a scenario to what that system can do (DESIGN.md "Systems under test")."""
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from harness.scenario.base import Strict
+from harness.scenario.errors import Problem
+from harness.systems.capabilities import Capabilities, capabilities_of
+
+if TYPE_CHECKING:
+    from harness.scenario.model import Scenario
+
+
+class System(Strict):
+    """The system under test (instantbench's engine by default)."""
+
+    kind: Literal["instantbench", "hudi"] = "instantbench"
+    """instantbench: this project's engine; hudi: Apache Hudi's own Spark writer (on a Spark
+    runtime of its own, fetched the first time a run needs it)."""
+    version: str | None = None
+    """The system's version (hudi: 1.2.0, the default); none for instantbench."""
+
+
+def default_checks(data: Any) -> Any:
+    """A scenario that names a system and no checks gets that system's checks."""
+    if not isinstance(data, dict) or "checks" in data:
+        return data
+    system = data.get("system")
+    caps = capabilities_of(system.get("kind", "")) if isinstance(system, dict) else None
+    return {**data, "checks": list(caps.checks)} if caps else data
+
+
+def system_problems(s: "Scenario") -> list[Problem]:
+    caps = capabilities_of(s.system.kind)
+    if caps is None:
+        if s.system.version is not None:
+            return [
+                Problem(
+                    "system.version",
+                    "instantbench has no version to choose; allowed: leave it out",
+                    s.system.version,
+                )
+            ]
+        return []
+    return [
+        *_version_problems(s, caps),
+        *_shape_problems(s, caps),
+        *_check_problems(s, caps),
+        *[p for i, f in enumerate(s.faults) for p in _fault_problems(caps, i, f)],
+    ]
+
+
+def _allowed(values: tuple[str, ...]) -> str:
+    return ", ".join(values) if values else "none"
+
+
+def _version_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
+    if s.system.version is None or s.system.version in caps.versions:
+        return []
+    return [
+        Problem(
+            "system.version",
+            f"{caps.kind} {s.system.version} is not one the "
+            f"harness runs; allowed: {_allowed(caps.versions)}",
+            s.system.version,
+        )
+    ]
+
+
+def _shape_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
+    shape = [
+        ("source.mode", s.source.mode, caps.modes),
+        ("table.type", s.table.type, caps.table_types),
+        ("cluster.backend", s.cluster.backend, caps.backends),
+    ]
+    problems = [
+        Problem(key, f"{caps.refusal(str(value))} on {caps.kind}; allowed: {_allowed(ok)}", value)
+        for key, value, ok in shape
+        if value not in ok
+    ]
+    if s.batch_writers.count > caps.max_batch_writers:
+        problems.append(
+            Problem(
+                "batch_writers.count",
+                f"batch writers are "
+                f"{caps.refusal('batch_writers')} on {caps.kind}; allowed: at "
+                f"most {caps.max_batch_writers}",
+                s.batch_writers.count,
+            )
+        )
+    if s.table.storage.kind != "local":
+        problems.append(
+            Problem(
+                "table.storage.kind",
+                f"{caps.kind} tables in an object store are not built yet; allowed: local",
+                s.table.storage.kind,
+            )
+        )
+    return problems
+
+
+def _check_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
+    return [
+        Problem(
+            "checks",
+            f"{check} cannot judge {caps.kind}: {caps.refusal(check)}; allowed: "
+            f"{_allowed(caps.checks)}",
+            s.checks,
+        )
+        for check in s.checks
+        if check not in caps.checks
+    ]
+
+
+def _fault_problems(caps: Capabilities, i: int, fault: Any) -> list[Problem]:
+    if fault.kind not in caps.faults:
+        return [
+            Problem(
+                f"faults.{i}.kind",
+                f"{fault.kind} cannot act on {caps.kind}: "
+                f"{caps.refusal(fault.kind)}; allowed: {_allowed(tuple(caps.faults))}",
+                fault.kind,
+            )
+        ]
+    points = caps.faults[fault.kind]
+    point = getattr(fault, "point", None)
+    if points and point not in points:
+        return [
+            Problem(
+                f"faults.{i}.point",
+                f"{fault.kind} on {caps.kind} can fire only at a "
+                f"seam seen from outside its JVM; allowed: {_allowed(points)}",
+                point,
+            )
+        ]
+    return []

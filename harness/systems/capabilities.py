@@ -1,0 +1,42 @@
+"""What each system under test can be asked to do, so `validate` refuses the rest with the
+reason before anything starts (DESIGN.md "Systems under test": capabilities).
+
+A system's capabilities are data, not code: the scenario rules read them without importing
+the system (no Spark, no jars), and a fault or check a system gains later is one entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    kind: str
+    versions: tuple[str, ...]  # the first is the default; () = the project's own engine
+    modes: tuple[str, ...]
+    table_types: tuple[str, ...]
+    backends: tuple[str, ...]
+    checks: tuple[str, ...]  # also the default checks of a scenario on this system
+    # fault kind -> the points it may take (() = the fault has no point, or any of them)
+    faults: Mapping[str, tuple[str, ...]]
+    # why a fault kind, check or key cannot act on this system: shown by `validate`
+    refusals: Mapping[str, str] = field(default_factory=dict)
+    max_batch_writers: int = 0
+
+    @property
+    def default_version(self) -> str | None:
+        return self.versions[0] if self.versions else None
+
+    def refusal(self, thing: str) -> str:
+        return self.refusals.get(thing, f"not built for {self.kind} yet")
+
+
+def capabilities_of(kind: str) -> Capabilities | None:
+    """None for the project's own engine: every key, fault and check applies to it."""
+    if kind == "hudi":
+        from harness.systems.hudi.capabilities import HUDI
+
+        return HUDI
+    return None

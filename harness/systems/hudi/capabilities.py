@@ -1,0 +1,41 @@
+"""What Apache Hudi's own Spark writer can be run and judged under, and why not the rest."""
+
+from __future__ import annotations
+
+from harness.systems.capabilities import Capabilities
+
+_INLINE_COMMIT = (
+    "Hudi's Spark sink commits inside the micro-batch (addBatch returns after the commit): "
+    "there is no checkpoint ACK between Spark's checkpoint and the commit to {what}"
+)
+_HADOOP_IO = (
+    "Hudi reads and writes through Hadoop's file system in its own JVM, which the engine's "
+    "storage fault hooks do not reach"
+)
+
+HUDI = Capabilities(
+    kind="hudi",
+    versions=("1.2.0",),  # harness/systems/hudi/runtime.py: HUDI_RUNTIMES
+    modes=("append", "upsert"),
+    table_types=("cow", "mor"),
+    backends=("local",),
+    checks=("exactly_once", "unique_keys", "timeline"),
+    # Driver SIGKILLs at Hudi's commit seams as seen from outside its JVM: mid_commit = the
+    # batch's instant is requested or inflight on the timeline, not completed; after_commit
+    # = its completed instant is on the timeline while Spark's commit log does not hold the
+    # batch yet (apache/hudi#6098).
+    faults={"coordinator_crash": ("mid_commit", "after_commit")},
+    refusals={
+        "drop_ack": _INLINE_COMMIT.format(what="drop"),
+        "delay_ack": _INLINE_COMMIT.format(what="delay"),
+        "stale_ack": _INLINE_COMMIT.format(what="replay"),
+        "storage_latency": _HADOOP_IO,
+        "storage_error": _HADOOP_IO,
+        "torn_file": _HADOOP_IO,
+        "hudi_reader": (
+            "hudi_reader compares hudi-rs with the engine's own reads; Hudi's table is read "
+            "through Hudi's Spark reader by the other checks"
+        ),
+        "bank": "bank mode needs read-modify-write batch writers, not built for hudi yet",
+    },
+)

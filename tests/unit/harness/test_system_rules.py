@@ -1,0 +1,60 @@
+"""A scenario names its system under test; `validate` keeps it to what that system can do
+and says why not (DESIGN.md "Systems under test": capabilities)."""
+
+import pytest
+
+from harness.scenario import ScenarioError, validate_scenario
+from harness.scenario.model import DEFAULT_CHECKS
+
+
+def _hudi(**sections: object) -> dict:
+    return {"name": "h", "system": {"kind": "hudi"}, **sections}
+
+
+def _problem(data: dict) -> str:
+    with pytest.raises(ScenarioError) as info:
+        validate_scenario(data)
+    return str(info.value)
+
+
+def test_the_engine_is_the_default_system_with_its_own_checks() -> None:
+    s = validate_scenario({"name": "e"})
+    assert s.system.kind == "instantbench" and s.system.version is None
+    assert tuple(s.checks) == DEFAULT_CHECKS
+
+
+def test_hudi_gets_the_checks_that_can_judge_it_unless_checks_are_given() -> None:
+    assert validate_scenario(_hudi()).checks == ["exactly_once", "unique_keys", "timeline"]
+    assert validate_scenario(_hudi(checks=["exactly_once"])).checks == ["exactly_once"]
+
+
+def test_a_fault_that_cannot_act_on_hudi_is_refused_with_the_reason() -> None:
+    text = _problem(_hudi(faults=[{"kind": "drop_ack", "at_s": 5}]))
+    assert "faults.0.kind: drop_ack cannot act on hudi" in text
+    assert "no checkpoint ACK" in text and "allowed: coordinator_crash" in text
+
+
+def test_a_crash_point_inside_the_engine_is_refused_for_hudi() -> None:
+    crash = {"kind": "coordinator_crash", "at_s": 5, "point": "after_ack_before_commit"}
+    text = _problem(_hudi(faults=[crash]))
+    assert "faults.0.point" in text and "allowed: mid_commit, after_commit" in text
+    ok = validate_scenario(_hudi(faults=[{**crash, "point": "after_commit"}]))
+    assert ok.faults[0].point == "after_commit"
+
+
+@pytest.mark.parametrize(
+    ("sections", "key"),
+    [
+        ({"checks": ["hudi_reader"]}, "checks: hudi_reader cannot judge hudi"),
+        ({"source": {"mode": "bank"}, "checks": ["bank"]}, "source.mode"),
+        ({"cluster": {"backend": "docker"}}, "cluster.backend"),
+        ({"batch_writers": {"count": 1}}, "batch_writers.count"),
+        ({"system": {"kind": "hudi", "version": "0.15.0"}}, "allowed: 1.2.0"),
+    ],
+)
+def test_what_hudi_cannot_do_yet_is_refused_by_key(sections: dict, key: str) -> None:
+    assert key in _problem(_hudi(**sections))
+
+
+def test_the_engine_takes_no_version() -> None:
+    assert "system.version" in _problem({"name": "e", "system": {"version": "1.0"}})
