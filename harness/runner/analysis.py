@@ -94,15 +94,40 @@ def analyse_run(
             checks = {r.name: r.to_dict() for r in results}
         except Exception as exc:  # an unreadable table: the verdict is unknown, not valid
             error = f"checking failed: {type(exc).__name__}: {exc}"
+    on_phase("analysing: metrics")
+    environment_ = {
+        **environment(scenario.cluster.backend),
+        **spark_tools(paths, events),
+        "instant_mode": _instant_mode(scenario, events),
+        "lock": lock_environment(paths) or {"provider": scenario.engine.lock.provider},
+        "storage": storage_environment(scenario),
+    }
+    return assemble_result(
+        scenario, paths, run_id, variant, error, checks, events, series, environment_
+    )
+
+
+def assemble_result(
+    scenario: Scenario,
+    paths: RunPaths,
+    run_id: str,
+    variant: str | None,
+    error: str | None,
+    checks: dict[str, Any],
+    events: list[dict[str, Any]],
+    series: list[dict[str, Any]],
+    environment_: dict[str, Any],
+) -> dict[str, Any]:
+    """result.json of any system's run: metrics from the history, each fault with its
+    evidence, and the verdict (unknown on an error or a fault that never took effect)."""
     try:
         # Each commit's rows are spread over its checkpoint interval (DESIGN.md "Metrics"),
         # so 1-second buckets do not alias against the commit cadence.
         interval = MetricParams(checkpoint_interval_s=scenario.engine.checkpoint_interval_s)
-        on_phase("analysing: metrics")
         metrics = compute_metrics(events, series, interval)
         write_per_second(paths.history, events, interval)  # the series reports chart
         # Restarts of the pipeline driver: -9 a crash fault (SIGKILL), 4 a fenced zombie,
-        # anything else a job failure the engine raised loudly (see logs/driver-N.log).
+        # anything else a job failure the system raised loudly (see logs/driver-N.log).
         exits = [e for e in events if e["kind"] == Kind.DRIVER_EXIT]
         metrics["driver_restarts"] = {
             "count": len(exits),
@@ -129,13 +154,7 @@ def analyse_run(
             {"kind": m.split("@")[0].split("#")[0], "label": m, "applied": False, "evidence": {}}
             for m in missed
         ],
-        "environment": {
-            **environment(scenario.cluster.backend),
-            **spark_tools(paths, events),
-            "instant_mode": _instant_mode(scenario, events),
-            "lock": lock_environment(paths) or {"provider": scenario.engine.lock.provider},
-            "storage": storage_environment(scenario),
-        },
+        "environment": environment_,
     }
 
 

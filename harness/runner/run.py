@@ -101,6 +101,16 @@ def _runner_storage_faults(cfg: DriverConfig, t0: float, history: HistoryWriter)
     )
 
 
+def new_run_paths(scenario: Scenario, out: Path, variant: str | None) -> RunPaths:
+    """The run's directory, with the scenario as resolved in it."""
+    try:
+        paths = new_run_dir(out, scenario.name, variant, scenario.table.path)
+        paths.scenario.write_text(scenario.to_yaml())
+    except OSError as exc:
+        raise RunError(f"{out}: cannot create a run directory there ({exc})") from None
+    return paths
+
+
 def run_scenario(
     scenario: Scenario,
     out: Path,
@@ -108,11 +118,11 @@ def run_scenario(
     quiet: bool = False,
     master: str | None = None,
 ) -> RunOutcome:
-    try:
-        paths = new_run_dir(out, scenario.name, variant, scenario.table.path)
-        paths.scenario.write_text(scenario.to_yaml())
-    except OSError as exc:
-        raise RunError(f"{out}: cannot create a run directory there ({exc})") from None
+    if scenario.system.kind == "hudi":  # Apache Hudi's own writer, on its own Spark runtime
+        from harness.systems.hudi.run import run_hudi
+
+        return run_hudi(scenario, out, variant, quiet)
+    paths = new_run_paths(scenario, out, variant)
     store = TableStore(scenario, paths)
     try:
         paths = dataclasses.replace(paths, location=store.start())

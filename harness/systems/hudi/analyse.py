@@ -1,0 +1,97 @@
+"""After a Hudi run: read the table back with Hudi's reader, judge it, build result.json."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from harness.checks import CheckResult
+from harness.history import HistoryWriter, load_events, read_series
+from harness.runner.analysis import assemble_result
+from harness.runner.environment import environment
+from harness.runner.rundir import RunPaths
+from harness.scenario import Scenario
+from harness.systems.hudi.checkpoint_truth import CheckpointTruth, read_truth
+from harness.systems.hudi.commits import Anchor, commit_events
+from harness.systems.hudi.judge import check_exactly_once, check_timeline, check_unique_keys
+from harness.systems.hudi.read_table import HudiReads, completed_instants, read_table
+from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.hudi.timeline_watch import SeenInstant
+
+
+def _checks(
+    scenario: Scenario,
+    truth: CheckpointTruth,
+    reads: HudiReads,
+    entries: Sequence[SeenInstant],
+    watch_error: str | None,
+) -> list[CheckResult]:
+    from harness.systems.hudi.run import event_spec
+
+    snapshot = reads.snapshot
+    judges: dict[str, Callable[[], CheckResult]] = {
+        "exactly_once": lambda: check_exactly_once(truth, snapshot, event_spec(scenario)),
+        "unique_keys": lambda: check_unique_keys(snapshot),
+        "timeline": lambda: check_timeline(entries, watch_error),
+    }
+    out = []
+    for name in scenario.checks:
+        result = judges[name]()  # validate admits only these for hudi
+        if reads.errors and result.verdict == "valid" and name != "timeline":
+            evidence = {**result.evidence, "reason": f"Hudi's reader failed: {reads.errors}"}
+            result = CheckResult(name, "unknown", evidence)
+        out.append(result)
+    return out
+
+
+def system_environment(scenario: Scenario, runtime: SparkRuntime) -> dict[str, Any]:
+    """result.json's environment: the system, its version, its Spark runtime and the jars
+    it ran with (their checksums: what exactly was judged)."""
+    return {
+        **environment(scenario.cluster.backend),
+        "system": {
+            "kind": scenario.system.kind,
+            "version": scenario.system.version or "1.2.0",
+            "spark_runtime": {"pyspark": runtime.pyspark_version, "scala": runtime.scala},
+            "jars": [
+                {"path": jar, "sha256": digest}
+                for jar, digest in zip(runtime.jars, runtime.jar_sha256, strict=True)
+            ],
+        },
+        # Hudi's Spark sink generates and commits the instant inside the micro-batch.
+        "instant_mode": {"requested": "inline", "effective": "inline"},
+        "lock": {"provider": "none (one writer)"},
+        "storage": {"kind": scenario.table.storage.kind, "endpoint": None},
+    }
+
+
+def analyse_hudi_run(
+    scenario: Scenario,
+    paths: RunPaths,
+    variant: str | None,
+    error: str | None,
+    runtime: SparkRuntime,
+    entries: Sequence[SeenInstant],
+    watch_error: str | None,
+    anchor: Anchor,
+    identifier: str,
+) -> dict[str, Any]:
+    history = HistoryWriter(paths.history, "analysis")
+    truth = read_truth(paths.root / "checkpoint")
+    for event in commit_events(entries, paths.table, truth, identifier, anchor):
+        history.record(event.pop("kind"), **event)
+    checks: dict[str, Any] = {}
+    if error is None:
+        try:
+            instants = completed_instants(entries, actions=("deltacommit", "commit"))
+            reads = read_table(runtime, paths.table, paths.root / "reads", instants)
+            results = _checks(scenario, truth, reads, entries, watch_error)
+            checks = {r.name: r.to_dict() for r in results}
+        except Exception as exc:  # an unreadable table: the verdict is unknown, not valid
+            error = f"checking failed: {type(exc).__name__}: {exc}"
+    events, _ = load_events(paths.history)
+    series = read_series(paths.history)
+    env = system_environment(scenario, runtime)
+    return assemble_result(
+        scenario, paths, paths.root.name, variant, error, checks, events, series, env
+    )

@@ -1,0 +1,85 @@
+"""Hudi's commits as history events, from what the runner saw and Spark recorded.
+
+The metrics read `commit` events (docs/history.md): when rows became visible, how many,
+and the newest event time among them. For Hudi they come from outside its JVM: the time
+the runner saw each completed data instant appear (its monotonic clock, anchored to the
+wall clock at the run's start), the sink batch its commit metadata records, and that
+batch's rows and event times read from the landed files Spark's checkpoint names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from harness.systems.hudi.checkpoint_truth import CheckpointTruth, local_path
+from harness.systems.hudi.timeline_watch import SeenInstant, instant_path, sink_batch
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """One reading of both clocks: converts the watch's monotonic times to wall times."""
+
+    wall: float
+    monotonic: float
+
+    def wall_of(self, monotonic_s: float) -> float:
+        return self.wall + (monotonic_s - self.monotonic)
+
+
+def _batch_rows(truth: CheckpointTruth, batch: int) -> tuple[int, float | None]:
+    """(rows, newest event time) of the landed files a batch read."""
+    uris = truth.batch_files.get(batch) or truth.pending_batches.get(batch) or []
+    rows, newest = 0, None
+    for uri in uris:
+        times = pq.read_table(local_path(uri), columns=["event_time"]).column("event_time")
+        rows += len(times)
+        top = pc.max(times).as_py()
+        newest = top if newest is None or (top is not None and top > newest) else newest
+    return rows, newest
+
+
+def _first_seen(entries: Sequence[SeenInstant]) -> dict[str, float]:
+    """Requested time -> when the instant's first file (requested or inflight) appeared."""
+    first: dict[str, float] = {}
+    for e in entries:
+        first.setdefault(e.requested, e.seen_s)
+    return first
+
+
+def commit_events(
+    entries: Sequence[SeenInstant],
+    table: Path,
+    truth: CheckpointTruth,
+    identifier: str,
+    anchor: Anchor,
+) -> list[dict[str, Any]]:
+    """One `commit` event per completed instant of this sink (compactions and other
+    writers' instants carry no batch of it and are left out)."""
+    first = _first_seen(entries)
+    out = []
+    for e in entries:
+        path = instant_path(table, e.name) if e.state == "completed" else None
+        batch = sink_batch(path, identifier) if path is not None else None
+        if batch is None:
+            continue
+        rows, newest = _batch_rows(truth, batch)
+        out.append(
+            {
+                "kind": "commit",
+                "t": anchor.wall_of(e.seen_s),
+                "instant": e.requested,
+                "checkpoint_id": batch,
+                "requested": e.requested,
+                "completed": e.completed,
+                "rows": rows,
+                "latency_ms": round((e.seen_s - first[e.requested]) * 1000, 1),
+                "max_event_time": newest,
+            }
+        )
+    return out

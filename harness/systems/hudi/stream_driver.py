@@ -1,0 +1,257 @@
+"""Apache Hudi's own Spark Structured Streaming sink, fed the landed events.
+
+Run by the Hudi runtime's python (pyspark 3.5), not the project's: it imports only pyspark
+and the standard library, and takes everything from one JSON config file:
+
+    python stream_driver.py CONFIG.json
+
+It reads the landing folder with Spark's file source, writes `format("hudi")` until the
+stop file appears, then drains (the caller stops landing first: see `drain`), stops the
+query and exits 0. Each finished micro-batch is one JSON line on stdout ({"event":
+"batch", ...}) for metrics; a line {"event": "started"} says the query is running.
+Hudi's sink calls System.exit after its last failed retry, so this always runs as a
+process of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
+
+KRYO = {
+    # What Hudi's quick start asks of every session that writes Hudi.
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+}
+# Hudi sizes records with JOL, which otherwise tries to attach the Serviceability Agent and
+# a Java agent to its own JVM: on Java 17 here both fail, with warnings on stdout (the
+# driver's JSON lines). Skipped, JOL sizes objects without them. Spark 3.5.9 itself adds
+# the --add-opens Java 17 needs to the driver's and the executors' options
+# (SparkContext.supplementJavaModuleOptions): Hudi needs no more.
+JAVA_OPTIONS = "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
+JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+INFO_LOGGERS = ["org.apache.hudi.HoodieStreamingSink"]
+TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
+_print_lock = threading.Lock()
+
+
+def emit(event: str, **fields: Any) -> None:
+    """One JSON line on stdout; the listener thread and the main thread both write."""
+    line = json.dumps({"event": event, "t": time.time(), **fields})
+    with _print_lock:
+        print(line, flush=True)
+
+
+def session_conf(cfg: dict[str, Any]) -> dict[str, str]:
+    """Hudi's session settings, then the config's own (JVM options are appended, not lost)."""
+    conf = {**KRYO, **{key: JAVA_OPTIONS for key in JAVA_OPTION_KEYS}}
+    for key, value in cfg.get("spark_conf", {}).items():
+        conf[key] = f"{conf[key]} {value}" if key in JAVA_OPTION_KEYS else str(value)
+    return conf
+
+
+def build_session(cfg: dict[str, Any]) -> SparkSession:
+    # The JVM binds loopback only, and says so (without it Spark warns and picks eth0).
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = (
+        SparkSession.builder.appName(cfg.get("app_name", "hudi-stream"))
+        .master(cfg.get("master", "local[2,4]"))
+        .config("spark.jars", ",".join(cfg["jars"]))
+        # Executors run this runtime's python, not whatever `python` is on PATH.
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(cfg.get("shuffle_partitions", 2)))
+        .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+        # Keep every offset, commit and source log entry: they are the exactly-once
+        # ground truth (checkpoint_truth.py); Spark purges all but the last 100.
+        .config("spark.sql.streaming.minBatchesToRetain", "1000000")
+        .config("spark.sql.streaming.fileSource.log.deletion", "false")
+    )
+    for key, value in session_conf(cfg).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(cfg.get("log_level", "WARN"))
+    info_loggers(spark, cfg.get("info_loggers", INFO_LOGGERS))
+    return spark
+
+
+def info_loggers(spark: SparkSession, names: list[str]) -> None:
+    """INFO for a few loggers under a WARN root: the sink's "Skipping already completed
+    batch N" is the evidence that a replayed batch was recognised, not written twice."""
+    jvm = spark.sparkContext._jvm
+    if jvm is None:
+        return
+    level = jvm.org.apache.logging.log4j.Level.INFO
+    for name in names:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
+
+
+def hudi_options(cfg: dict[str, Any]) -> dict[str, str]:
+    """The sink's options: one table, keyed by `id`, newest `event_id` wins."""
+    table_type = TABLE_TYPES[cfg["table_type"].lower()]
+    operation = "insert" if cfg["mode"] == "append" else "upsert"
+    options = {
+        "hoodie.table.name": cfg["table_name"],
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.recordkey.field": cfg.get("record_key", "id"),
+        # 1.2's name for what older releases called the precombine field.
+        "hoodie.table.ordering.fields": cfg.get("ordering_field", "event_id"),
+        "hoodie.datasource.write.partitionpath.field": "",
+        "hoodie.datasource.write.keygenerator.class": (
+            "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+        ),
+        "hoodie.datasource.write.operation": operation,
+        # The sink records identifier -> batch id in each commit's metadata and skips a
+        # replayed batch it already committed; named, so a second writer cannot share it.
+        "hoodie.datasource.write.streaming.checkpoint.identifier": cfg["identifier"],
+        # The scenario's file groups as a fixed bucket count: the same layout the engine has.
+        "hoodie.index.type": "BUCKET",
+        "hoodie.index.bucket.engine": "SIMPLE",
+        "hoodie.bucket.index.num.buckets": str(cfg.get("file_groups", 4)),
+        "hoodie.bucket.index.hash.field": cfg.get("record_key", "id"),
+        "checkpointLocation": cfg["checkpoint_dir"],
+    }
+    if table_type == "MERGE_ON_READ":
+        options["hoodie.datasource.compaction.async.enable"] = "true"
+        options["hoodie.compact.inline.max.delta.commits"] = str(cfg.get("compact_every", 3))
+    options.update({k: str(v) for k, v in cfg.get("hudi_options", {}).items()})
+    return options
+
+
+class BatchLines(StreamingQueryListener):
+    """One JSON line per micro-batch that ran (Spark also reports idle triggers: skipped)."""
+
+    def onQueryStarted(self, event: Any) -> None:
+        emit("query_started", id=str(event.id), run_id=str(event.runId))
+
+    def onQueryProgress(self, event: Any) -> None:
+        progress = event.progress
+        durations = dict(progress.durationMs or {})
+        if "addBatch" not in durations:
+            return
+        emit(
+            "batch",
+            batch_id=progress.batchId,
+            rows=progress.numInputRows,
+            wall_ms=durations.get("triggerExecution"),
+            add_batch_ms=durations.get("addBatch"),
+            timestamp=progress.timestamp,
+        )
+
+    def onQueryIdle(self, event: Any) -> None:
+        return None
+
+    def onQueryTerminated(self, event: Any) -> None:
+        emit("query_terminated", exception=event.exception)
+
+
+def start_query(spark: SparkSession, cfg: dict[str, Any]) -> StreamingQuery:
+    source = (
+        spark.readStream.schema(cfg["schema"])
+        .option("maxFilesPerTrigger", str(cfg.get("max_files_per_trigger", 1000)))
+        .parquet(cfg["landing_dir"])
+    )
+    return (
+        source.writeStream.format("hudi")
+        .options(**hudi_options(cfg))
+        .outputMode("append")
+        .trigger(processingTime=f"{float(cfg['trigger_s'])} seconds")
+        .queryName(cfg.get("query_name", "hudi_sink"))
+        .start(cfg["table_path"])
+    )
+
+
+def _log_ids(folder: str) -> list[int]:
+    try:
+        return sorted(int(n) for n in os.listdir(folder) if n.isdigit())
+    except FileNotFoundError:
+        return []
+
+
+def _admitted(sources: str) -> set[str]:
+    """Names of the files the file source's log admitted (its entries and compactions)."""
+    names: set[str] = set()
+    for entry in os.listdir(sources) if os.path.isdir(sources) else []:
+        if entry.startswith("."):
+            continue
+        with open(os.path.join(sources, entry), encoding="utf-8") as log:
+            for line in log:
+                if line.startswith("{"):
+                    names.add(os.path.basename(json.loads(line)["path"]))
+    return names
+
+
+def drained(cfg: dict[str, Any]) -> bool:
+    """Every landed file was admitted by a batch and every planned batch is committed."""
+    landed = {
+        n
+        for n in os.listdir(cfg["landing_dir"])
+        if n.endswith(".parquet") and not n.startswith(".")
+    }
+    checkpoint = cfg["checkpoint_dir"]
+    planned = _log_ids(os.path.join(checkpoint, "offsets"))
+    committed = _log_ids(os.path.join(checkpoint, "commits"))
+    sources = os.path.join(checkpoint, "sources", "0")
+    return planned[-1:] == committed[-1:] and landed <= _admitted(sources)
+
+
+def drain(query: StreamingQuery, cfg: dict[str, Any], limit_s: float) -> bool:
+    """Wait until the query committed everything landed; False if `limit_s` passed.
+
+    Structured Streaming has no graceful stop: stop() interrupts a running batch, and Hudi
+    then rolls the instant back or retries it while the query shuts down. So the caller
+    stops landing first, and the stop waits until Spark's checkpoint shows every landed
+    file admitted and every planned batch committed (a restarted query that has not run
+    its first trigger yet is not idle, however its status reads).
+    """
+    deadline = time.monotonic() + limit_s
+    while query.isActive and time.monotonic() < deadline:
+        if drained(cfg):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def run(cfg: dict[str, Any]) -> int:
+    t0 = time.monotonic()
+    spark = build_session(cfg)
+    emit("session", startup_s=round(time.monotonic() - t0, 3))
+    spark.streams.addListener(BatchLines())
+    query = start_query(spark, cfg)
+    emit("started", startup_s=round(time.monotonic() - t0, 3), pid=os.getpid())
+    stop_file = cfg["stop_file"]
+    while not os.path.exists(stop_file):
+        if query.exception() is not None or not query.isActive:
+            emit("failed", error=str(query.exception()))
+            return 1
+        time.sleep(0.1)
+    drained_ok = drain(query, cfg, float(cfg.get("stop_wait_s", 60)))
+    query.stop()
+    last: dict[str, Any] = query.lastProgress or {}
+    emit("stopped", drained=drained_ok, last_progress_batch=last.get("batchId"))
+    spark.stop()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: stream_driver.py CONFIG.json", file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8") as handle:
+        return run(json.load(handle))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,119 @@
+"""The runtime-side scripts (run by pyspark 3.5's python) and their project-side halves."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness.systems.hudi import reader, stream_driver
+from harness.systems.hudi.read_table import (
+    CompletedInstant,
+    collect,
+    completed_instants,
+    reader_config,
+)
+from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.hudi.timeline_watch import SeenInstant
+
+RUNTIME = SparkRuntime(sys.executable, "3.5.9", "2.12", ("/cache/hudi.jar",), ("ab" * 32,))
+ALLOWED = {"pyspark"}  # plus the standard library: nothing of the project, no pyarrow
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_runtime_scripts_import_only_pyspark_and_the_standard_library() -> None:
+    for module in (stream_driver, reader):
+        imported = _top_level_imports(Path(module.__file__ or ""))
+        foreign = {n for n in imported if n not in sys.stdlib_module_names and n != "__future__"}
+        assert foreign <= ALLOWED, (module.__name__, foreign)
+
+
+def test_both_scripts_build_the_same_hudi_session() -> None:
+    cfg = {"spark_conf": {"spark.driver.extraJavaOptions": "-Xss4m", "spark.foo": 1}}
+    conf = stream_driver.session_conf(cfg)
+    assert conf == reader.session_conf(cfg)
+    assert conf["spark.serializer"] == "org.apache.spark.serializer.KryoSerializer"
+    assert conf["spark.kryo.registrator"] == "org.apache.spark.HoodieSparkKryoRegistrar"
+    # The config's JVM options come after Hudi's, not instead of them.
+    assert conf["spark.driver.extraJavaOptions"] == f"{stream_driver.JAVA_OPTIONS} -Xss4m"
+    assert conf["spark.executor.extraJavaOptions"] == stream_driver.JAVA_OPTIONS
+    assert conf["spark.foo"] == "1"
+
+
+def test_sink_options_follow_the_scenario() -> None:
+    base = {"table_name": "t", "identifier": "w0", "checkpoint_dir": "/c", "file_groups": 6}
+    mor = stream_driver.hudi_options({**base, "table_type": "mor", "mode": "append"})
+    assert mor["hoodie.datasource.write.table.type"] == "MERGE_ON_READ"
+    assert mor["hoodie.datasource.write.operation"] == "insert"
+    assert mor["hoodie.table.ordering.fields"] == "event_id"
+    assert mor["hoodie.datasource.write.recordkey.field"] == "id"
+    assert mor["hoodie.datasource.write.streaming.checkpoint.identifier"] == "w0"
+    assert (mor["hoodie.index.type"], mor["hoodie.bucket.index.num.buckets"]) == ("BUCKET", "6")
+    assert mor["hoodie.datasource.compaction.async.enable"] == "true"
+    cow = stream_driver.hudi_options(
+        {**base, "table_type": "cow", "mode": "upsert", "hudi_options": {"hoodie.x": 2}}
+    )
+    assert cow["hoodie.datasource.write.table.type"] == "COPY_ON_WRITE"
+    assert cow["hoodie.datasource.write.operation"] == "upsert"
+    assert "hoodie.datasource.compaction.async.enable" not in cow
+    assert cow["hoodie.x"] == "2"
+
+
+def test_reader_plan_and_config_for_completed_instants(tmp_path: Path) -> None:
+    entries = [
+        SeenInstant(0.0, 0, "001.deltacommit.requested", "requested", "deltacommit", "001", None),
+        SeenInstant(1.0, 1, "001_003.deltacommit", "completed", "deltacommit", "001", "003"),
+        SeenInstant(1.0, 1, "002_004.commit", "completed", "commit", "002", "004"),
+        SeenInstant(2.0, 2, "005_006.clean", "completed", "clean", "005", "006"),
+    ]
+    instants = completed_instants(entries, actions=("deltacommit", "commit"))
+    assert instants == [CompletedInstant("001", "003"), CompletedInstant("002", "004")]
+    cfg = reader_config(RUNTIME, tmp_path / "t", tmp_path / "out", instants)
+    assert cfg["as_of"] == ["001", "002"]
+    assert cfg["incremental"] == [["0", "003"], ["003", "004"]]
+    assert [(k, n) for k, n, _ in reader.plan(cfg)] == [
+        ("snapshot", "latest"),
+        ("as_of", "001"),
+        ("as_of", "002"),
+        ("incremental", "0_003"),
+        ("incremental", "003_004"),
+    ]
+
+
+def _spark_output(folder: Path, ids: list[int]) -> str:
+    folder.mkdir(parents=True)
+    table = pa.table({"id": ids, "event_id": ids, "_hoodie_commit_time": ["001"] * len(ids)})
+    pq.write_table(table, folder / "part-00000-x.snappy.parquet")
+    (folder / "_SUCCESS").write_text("")
+    (folder / ".part-00000-x.snappy.parquet.crc").write_bytes(b"\x00")
+    return str(folder)
+
+
+def test_reads_are_loaded_from_the_manifest(tmp_path: Path) -> None:
+    reads = [
+        {"kind": "snapshot", "name": "latest", "path": _spark_output(tmp_path / "s", [1, 2, 3])},
+        {"kind": "as_of", "name": "001", "path": _spark_output(tmp_path / "a", [1])},
+        {"kind": "incremental", "name": "0_003", "path": _spark_output(tmp_path / "i", [1, 2])},
+        {"kind": "as_of", "name": "002", "path": "", "error": "HoodieException: boom"},
+    ]
+    (tmp_path / "manifest.json").write_text(json.dumps({"reads": reads}))
+    loaded = collect(tmp_path, 1)
+    assert loaded.snapshot is not None and loaded.snapshot.column("id").to_pylist() == [1, 2, 3]
+    assert loaded.as_of["001"].num_rows == 1
+    assert loaded.incremental[("0", "003")].num_rows == 2
+    assert loaded.errors == {"as_of/002": "HoodieException: boom"}
+    missing = collect(tmp_path / "nothing", 137)
+    assert missing.snapshot is None and "no manifest (exit code 137)" in missing.errors["reader"]
