@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.systems.hudi import reader, stream_driver
+from harness.systems.hudi import reader, spark_session, stream_driver
 from harness.systems.hudi.read_table import (
     CompletedInstant,
     collect,
@@ -22,6 +22,9 @@ from harness.systems.hudi.timeline_watch import SeenInstant
 
 RUNTIME = SparkRuntime(sys.executable, "3.5.9", "2.12", ("/cache/hudi.jar",), ("ab" * 32,))
 ALLOWED = {"pyspark"}  # plus the standard library: nothing of the project, no pyarrow
+# The session module the scripts share: beside them when the runtime runs them as scripts,
+# through the project's package when the tests import them (the only project import).
+SHARED = {"spark_session", "harness"}
 
 
 def _top_level_imports(path: Path) -> set[str]:
@@ -34,22 +37,28 @@ def _top_level_imports(path: Path) -> set[str]:
     return names
 
 
+def _foreign(module: object) -> set[str]:
+    imported = _top_level_imports(Path(getattr(module, "__file__", "") or ""))
+    return {n for n in imported if n not in sys.stdlib_module_names and n != "__future__"}
+
+
 def test_runtime_scripts_import_only_pyspark_and_the_standard_library() -> None:
+    assert _foreign(spark_session) <= ALLOWED
     for module in (stream_driver, reader):
-        imported = _top_level_imports(Path(module.__file__ or ""))
-        foreign = {n for n in imported if n not in sys.stdlib_module_names and n != "__future__"}
-        assert foreign <= ALLOWED, (module.__name__, foreign)
+        assert _foreign(module) <= ALLOWED | SHARED, module.__name__
+        text = Path(module.__file__ or "").read_text()
+        assert "from harness.systems.hudi.spark_session import" in text
+        assert "from spark_session import" in text  # how the runtime's python finds it
 
 
-def test_both_scripts_build_the_same_hudi_session() -> None:
+def test_the_scripts_share_one_hudi_session() -> None:
     cfg = {"spark_conf": {"spark.driver.extraJavaOptions": "-Xss4m", "spark.foo": 1}}
-    conf = stream_driver.session_conf(cfg)
-    assert conf == reader.session_conf(cfg)
+    conf = spark_session.session_conf(cfg)
     assert conf["spark.serializer"] == "org.apache.spark.serializer.KryoSerializer"
     assert conf["spark.kryo.registrator"] == "org.apache.spark.HoodieSparkKryoRegistrar"
     # The config's JVM options come after Hudi's, not instead of them.
-    assert conf["spark.driver.extraJavaOptions"] == f"{stream_driver.JAVA_OPTIONS} -Xss4m"
-    assert conf["spark.executor.extraJavaOptions"] == stream_driver.JAVA_OPTIONS
+    assert conf["spark.driver.extraJavaOptions"] == f"{spark_session.JAVA_OPTIONS} -Xss4m"
+    assert conf["spark.executor.extraJavaOptions"] == spark_session.JAVA_OPTIONS
     assert conf["spark.foo"] == "1"
 
 

@@ -24,50 +24,13 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-KRYO = {
-    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
-    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-}
-# Hudi sizes records with JOL, which otherwise tries to attach the Serviceability Agent and
-# a Java agent to its own JVM: on Java 17 here both fail, with warnings on stdout (the
-# driver's JSON lines). Skipped, JOL sizes objects without them. Spark 3.5.9 itself adds
-# the --add-opens Java 17 needs to the driver's and the executors' options
-# (SparkContext.supplementJavaModuleOptions): Hudi needs no more.
-JAVA_OPTIONS = "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
-JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+try:  # imported as a module of the project (its tests)
+    from harness.systems.hudi.spark_session import build_session
+except ImportError:  # run as a script by the Hudi runtime's python: the module is beside it
+    from spark_session import build_session  # type: ignore[no-redef]
+
 KEY_COLUMNS = ["id", "event_id", "_hoodie_commit_time"]
 OPTIONAL_COLUMNS = ["account", "amount"]
-
-
-def session_conf(cfg: dict[str, Any]) -> dict[str, str]:
-    """Hudi's session settings, then the config's own (JVM options are appended, not lost).
-    The same as stream_driver.py's: each script runs alone, with nothing of the project."""
-    conf = {**KRYO, **{key: JAVA_OPTIONS for key in JAVA_OPTION_KEYS}}
-    for key, value in cfg.get("spark_conf", {}).items():
-        conf[key] = f"{conf[key]} {value}" if key in JAVA_OPTION_KEYS else str(value)
-    return conf
-
-
-def build_session(cfg: dict[str, Any]) -> SparkSession:
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = (
-        SparkSession.builder.appName("hudi-reader")
-        .master(cfg.get("master", "local[2]"))
-        .config("spark.jars", ",".join(cfg["jars"]))
-        .config("spark.pyspark.python", sys.executable)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-    )
-    for key, value in session_conf(cfg).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    return spark
 
 
 def project(frame: DataFrame) -> DataFrame:
@@ -115,7 +78,7 @@ def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as handle:
         cfg = json.load(handle)
     os.makedirs(cfg["out_dir"], exist_ok=True)
-    spark = build_session(cfg)
+    spark = build_session(cfg, "hudi-reader", "local[2]", {"spark.sql.shuffle.partitions": "2"})
     entries = [run_read(spark, cfg, read) for read in plan(cfg)]
     spark.stop()
     manifest = os.path.join(cfg["out_dir"], "manifest.json")

@@ -25,20 +25,11 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
-KRYO = {
-    # What Hudi's quick start asks of every session that writes Hudi.
-    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
-    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-}
-# Hudi sizes records with JOL, which otherwise tries to attach the Serviceability Agent and
-# a Java agent to its own JVM: on Java 17 here both fail, with warnings on stdout (the
-# driver's JSON lines). Skipped, JOL sizes objects without them. Spark 3.5.9 itself adds
-# the --add-opens Java 17 needs to the driver's and the executors' options
-# (SparkContext.supplementJavaModuleOptions): Hudi needs no more.
-JAVA_OPTIONS = "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
-JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+try:  # imported as a module of the project (its tests)
+    from harness.systems.hudi.spark_session import build_session as build_shared_session
+except ImportError:  # run as a script by the Hudi runtime's python: the module is beside it
+    from spark_session import build_session as build_shared_session  # type: ignore[no-redef]
+
 INFO_LOGGERS = ["org.apache.hudi.HoodieStreamingSink"]
 TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 _print_lock = threading.Lock()
@@ -51,38 +42,16 @@ def emit(event: str, **fields: Any) -> None:
         print(line, flush=True)
 
 
-def session_conf(cfg: dict[str, Any]) -> dict[str, str]:
-    """Hudi's session settings, then the config's own (JVM options are appended, not lost)."""
-    conf = {**KRYO, **{key: JAVA_OPTIONS for key in JAVA_OPTION_KEYS}}
-    for key, value in cfg.get("spark_conf", {}).items():
-        conf[key] = f"{conf[key]} {value}" if key in JAVA_OPTION_KEYS else str(value)
-    return conf
-
-
 def build_session(cfg: dict[str, Any]) -> SparkSession:
-    # The JVM binds loopback only, and says so (without it Spark warns and picks eth0).
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = (
-        SparkSession.builder.appName(cfg.get("app_name", "hudi-stream"))
-        .master(cfg.get("master", "local[2,4]"))
-        .config("spark.jars", ",".join(cfg["jars"]))
-        # Executors run this runtime's python, not whatever `python` is on PATH.
-        .config("spark.pyspark.python", sys.executable)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(cfg.get("shuffle_partitions", 2)))
-        .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+    extra = {
+        "spark.sql.shuffle.partitions": str(cfg.get("shuffle_partitions", 2)),
+        "spark.sql.streaming.noDataMicroBatches.enabled": "false",
         # Keep every offset, commit and source log entry: they are the exactly-once
         # ground truth (checkpoint_truth.py); Spark purges all but the last 100.
-        .config("spark.sql.streaming.minBatchesToRetain", "1000000")
-        .config("spark.sql.streaming.fileSource.log.deletion", "false")
-    )
-    for key, value in session_conf(cfg).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(cfg.get("log_level", "WARN"))
+        "spark.sql.streaming.minBatchesToRetain": "1000000",
+        "spark.sql.streaming.fileSource.log.deletion": "false",
+    }
+    spark = build_shared_session(cfg, cfg.get("app_name", "hudi-stream"), "local[2,4]", extra)
     info_loggers(spark, cfg.get("info_loggers", INFO_LOGGERS))
     return spark
 
