@@ -35,7 +35,8 @@ from harness.jobs.slo_search import (
 )
 from harness.runner.environment import environment
 from harness.runner.progress import JobProgress
-from harness.runner.run import RunOutcome, run_scenario
+from harness.runner.run import run_scenario
+from harness.runner.rundir import RunOutcome
 from harness.scenario import Scenario, validate_scenario
 
 

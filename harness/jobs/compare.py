@@ -15,7 +15,8 @@ from typing import Any
 from harness.history import read_events
 from harness.metrics import CompareParams, MetricParams, RunSamples, compare_runs, run_samples
 from harness.runner.progress import JobProgress
-from harness.runner.run import RunOutcome, run_scenario
+from harness.runner.run import run_scenario
+from harness.runner.rundir import RunOutcome
 from harness.scenario import Scenario, ScenarioError, expand_matrix, validate_scenario
 from harness.scenario.errors import Problem
 from harness.scenario.keys import DottedKeyError

@@ -31,7 +31,8 @@ from harness.jobs.store import ResultsStore, flatten
 from harness.jobs.suite import Suite, SuiteEntry, load_suite
 from harness.runner.environment import environment
 from harness.runner.progress import JobProgress
-from harness.runner.run import RunOutcome, run_scenario
+from harness.runner.run import run_scenario
+from harness.runner.rundir import RunOutcome
 from harness.scenario import expand_matrix
 
 # What is judged, by run kind: {metric: (direction, smallest absolute change that matters)}.

@@ -6,7 +6,6 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +28,7 @@ from harness.runner.errors import RunError
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
 from harness.runner.lock_setup import run_lock_spec, start_run_lock
 from harness.runner.progress import RunProgress
-from harness.runner.rundir import RunPaths, new_run_dir
+from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
 from harness.runner.supervisor import Supervisor
 from harness.runner.table_setup import set_up_table
 from harness.runner.table_store import TableStore
@@ -47,16 +46,6 @@ SETTLE_LIMIT_S = 180  # past its duration, a run waits at most this long for a p
 # After SIGINT / SIGTERM: how long the driver may take to stop on its own before it and
 # its processes are killed (`docker stop` and CI time-outs kill everything after ~10 s).
 INTERRUPT_STOP_S = 5
-
-
-@dataclass
-class RunOutcome:
-    paths: RunPaths
-    result: dict
-
-    @property
-    def verdict(self) -> str:
-        return self.result["verdict"]
 
 
 def _read_status(path: Path) -> dict:
@@ -99,16 +88,6 @@ def _runner_storage_faults(cfg: DriverConfig, t0: float, history: HistoryWriter)
     return StorageFaults(
         occurrences, RunClock(t0=t0), history, FiredLog(cfg.fired_dir), cfg.storage_latency_ms
     )
-
-
-def new_run_paths(scenario: Scenario, out: Path, variant: str | None) -> RunPaths:
-    """The run's directory, with the scenario as resolved in it."""
-    try:
-        paths = new_run_dir(out, scenario.name, variant, scenario.table.path)
-        paths.scenario.write_text(scenario.to_yaml())
-    except OSError as exc:
-        raise RunError(f"{out}: cannot create a run directory there ({exc})") from None
-    return paths
 
 
 def run_scenario(

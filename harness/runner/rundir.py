@@ -5,6 +5,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.runner.errors import RunError
+
+if TYPE_CHECKING:
+    from harness.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -66,3 +72,23 @@ def new_run_dir(out: Path, name: str, variant: str | None, table_path: str | Non
     for folder in (paths.history, paths.logs, paths.control, paths.state, paths.spark_events):
         folder.mkdir(parents=True, exist_ok=True)
     return paths
+
+
+def new_run_paths(scenario: Scenario, out: Path, variant: str | None) -> RunPaths:
+    """The run's directory, with the scenario as resolved in it."""
+    try:
+        paths = new_run_dir(out, scenario.name, variant, scenario.table.path)
+        paths.scenario.write_text(scenario.to_yaml())
+    except OSError as exc:
+        raise RunError(f"{out}: cannot create a run directory there ({exc})") from None
+    return paths
+
+
+@dataclass
+class RunOutcome:
+    paths: RunPaths
+    result: dict
+
+    @property
+    def verdict(self) -> str:
+        return self.result["verdict"]

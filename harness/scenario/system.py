@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from harness.scenario.base import Strict
 from harness.scenario.errors import Problem
-from harness.systems.capabilities import Capabilities, capabilities_of
+from harness.systems.capabilities import Capabilities
+from harness.systems.registry import capabilities_of
 
 if TYPE_CHECKING:
     from harness.scenario.model import Scenario

@@ -31,12 +31,3 @@ class Capabilities:
 
     def refusal(self, thing: str) -> str:
         return self.refusals.get(thing, f"not built for {self.kind} yet")
-
-
-def capabilities_of(kind: str) -> Capabilities | None:
-    """None for the project's own engine: every key, fault and check applies to it."""
-    if kind == "hudi":
-        from harness.systems.hudi.capabilities import HUDI
-
-        return HUDI
-    return None

@@ -14,6 +14,7 @@ from harness.scenario import Scenario
 from harness.systems.hudi.checkpoint_truth import CheckpointTruth, read_truth
 from harness.systems.hudi.commits import Anchor, commit_events
 from harness.systems.hudi.judge import check_exactly_once, check_timeline, check_unique_keys
+from harness.systems.hudi.landing import event_spec
 from harness.systems.hudi.read_table import HudiReads, completed_instants, read_table
 from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.timeline_watch import SeenInstant
@@ -26,8 +27,6 @@ def _checks(
     entries: Sequence[SeenInstant],
     watch_error: str | None,
 ) -> list[CheckResult]:
-    from harness.systems.hudi.run import event_spec
-
     snapshot = reads.snapshot
     judges: dict[str, Callable[[], CheckResult]] = {
         "exactly_once": lambda: check_exactly_once(truth, snapshot, event_spec(scenario)),

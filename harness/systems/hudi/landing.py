@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from harness.pipeline.events import EventSpec, generate
 from harness.pipeline.rates import RateLaw
+from harness.scenario import Scenario
 
 NAME_RE = re.compile(r"^(\d{9})-p(\d{4})-(\d{12})-(\d{12})\.parquet$")
 
@@ -63,6 +64,21 @@ def write_atomically(table: pa.Table, folder: Path, name: str) -> Path:
     final = folder / name
     os.replace(tmp, final)
     return final
+
+
+def event_spec(scenario: Scenario) -> EventSpec:
+    # One landed file a tick holds every source offset that fell due (partitions=1), so a
+    # micro-batch reads one contiguous range of offsets, whatever files it picked up.
+    src = scenario.source
+    return EventSpec(
+        mode=src.mode,
+        seed=scenario.seed,
+        partitions=1,
+        keys=src.keys,
+        accounts=src.accounts,
+        payload_bytes=src.payload_bytes,
+        file_groups=scenario.table.file_groups,
+    )
 
 
 class Lander:

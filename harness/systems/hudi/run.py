@@ -16,28 +16,24 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.faults.evidence import record_fault
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter, append_series
 from harness.history_events import Kind
-from harness.pipeline.events import EventSpec
 from harness.pipeline.rates import rate_law
 from harness.runner.driver_config import fault_occurrences
 from harness.runner.errors import RunError
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
-from harness.runner.rundir import RunPaths
+from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
 from harness.scenario import Scenario
 from harness.systems.hudi.commits import Anchor
 from harness.systems.hudi.driver_process import DriverProcess, stream_config
-from harness.systems.hudi.landing import Lander
+from harness.systems.hudi.landing import Lander, event_spec
 from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
 from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit
 from harness.systems.hudi.timeline_watch import SeenInstant, TimelineWatch
-
-if TYPE_CHECKING:
-    from harness.runner.run import RunOutcome
 
 START_TIMEOUT_S = 180.0  # a driver's JVM, the Hudi bundle's classes, the first query plan
 STOP_TIMEOUT_S = 120.0
@@ -57,21 +53,6 @@ def require_runtime(scenario: Scenario) -> SparkRuntime:
 def data_actions(scenario: Scenario) -> tuple[str, ...]:
     """The timeline action of the sink's writes: deltacommit on MOR, commit on COW."""
     return ("deltacommit",) if scenario.table.type == "mor" else ("commit",)
-
-
-def event_spec(scenario: Scenario) -> EventSpec:
-    # One landed file a tick holds every source offset that fell due (partitions=1), so a
-    # micro-batch reads one contiguous range of offsets, whatever files it picked up.
-    src = scenario.source
-    return EventSpec(
-        mode=src.mode,
-        seed=scenario.seed,
-        partitions=1,
-        keys=src.keys,
-        accounts=src.accounts,
-        payload_bytes=src.payload_bytes,
-        file_groups=scenario.table.file_groups,
-    )
 
 
 @dataclass
@@ -148,6 +129,17 @@ class HudiRun:
         self.seam, self.armed = None, None
         self.start_driver()
 
+    def check_alive(self) -> None:
+        """A driver that exited by itself (Hudi's sink calls System.exit after its last
+        failed retry) ends the run now, unknown, instead of at its stop."""
+        code = self.driver.process.poll()
+        killed_by_seam = code == -9 and self.seam is not None  # its evidence follows
+        if code is not None and not killed_by_seam:
+            raise RunError(
+                f"Hudi's stream driver exited by itself with {code} mid-run; "
+                f"see {self.driver.log_path}"
+            )
+
     def _point(self) -> str:
         return str(getattr(self.armed.fault, "point", "")) if self.armed else ""
 
@@ -191,6 +183,7 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
     ):
         run.arm_due(elapsed)
         run.restart_if_killed()
+        run.check_alive()
         if elapsed >= next_sample:
             _sample(run, lander, elapsed)
             next_sample += 1.0
@@ -235,7 +228,6 @@ def _stop_all(run: HudiRun, lander: Lander, watch: TimelineWatch, timeout_s: flo
 def run_hudi(
     scenario: Scenario, out: Path, variant: str | None = None, quiet: bool = False
 ) -> RunOutcome:
-    from harness.runner.run import RunOutcome, new_run_paths
     from harness.systems.hudi.analyse import analyse_hudi_run
 
     runtime = require_runtime(scenario)  # before anything starts

@@ -55,6 +55,7 @@ def test_bench_checks_pyarrow(benchmark, big_table):
     assert once.evidence["observed_rows"] == ROWS
 
 
+@pytest.mark.spark  # a Spark job of its own: in the machine lane, never beside a timed run
 def test_bench_checks_spark(benchmark, big_table, tmp_path: Path):
     table, batches = big_table
     job = SparkCheckJob(
