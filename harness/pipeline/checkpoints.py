@@ -31,6 +31,11 @@ def committed_batches(checkpoint_dir: str | Path) -> list[int]:
     return _log_ids(checkpoint_dir, "commits")
 
 
+def planned_batches(checkpoint_dir: str | Path) -> list[int]:
+    """Batch ids whose offset log entry exists (Spark planned them), ascending."""
+    return _log_ids(checkpoint_dir, "offsets")
+
+
 def last_committed_batch(checkpoint_dir: str | Path) -> int | None:
     batches = committed_batches(checkpoint_dir)
     return batches[-1] if batches else None
@@ -48,7 +53,7 @@ def batch_source_offset(checkpoint_dir: str | Path, batch_id: int) -> dict | Non
 def last_logged_offset(checkpoint_dir: str | Path) -> dict | None:
     """The newest end offset in Spark's offset log: where a restarted query plans its next
     batch from (None before the first batch was planned)."""
-    planned = _log_ids(checkpoint_dir, "offsets")
+    planned = planned_batches(checkpoint_dir)
     return batch_source_offset(checkpoint_dir, planned[-1]) if planned else None
 
 

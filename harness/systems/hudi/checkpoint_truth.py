@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 import pyarrow.parquet as pq
 
+from harness.pipeline.checkpoints import committed_batches, planned_batches
 from harness.systems.hudi.landing import parse_name
 
 
@@ -44,12 +45,6 @@ class CheckpointTruth:
     @property
     def last_committed(self) -> int | None:
         return self.committed_batches[-1] if self.committed_batches else None
-
-
-def _log_ids(folder: Path) -> list[int]:
-    if not folder.is_dir():
-        return []
-    return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit())
 
 
 def _json_lines(path: Path) -> list[dict]:
@@ -100,8 +95,8 @@ def read_truth(checkpoint_dir: str | Path) -> CheckpointTruth:
     truth = CheckpointTruth()
     try:
         entries = source_entries(checkpoint)
-        planned = _log_ids(checkpoint / "offsets")
-        committed = set(_log_ids(checkpoint / "commits"))
+        planned = planned_batches(checkpoint)
+        committed = set(committed_batches(checkpoint))
         ends = {batch: log_offset(checkpoint, batch) for batch in planned}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         truth.problems.append(f"unreadable checkpoint: {exc}")

@@ -24,14 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.pipeline.checkpoints import committed_batches, planned_batches
 from harness.systems.hudi.timeline_watch import SeenInstant, instant_path, sink_batch
-
-
-def _log_ids(folder: Path) -> list[int]:
-    try:
-        return sorted(int(n) for n in (p.name for p in folder.iterdir()) if n.isdigit())
-    except FileNotFoundError:
-        return []
 
 
 @dataclass
@@ -94,7 +88,7 @@ class KillBetweenCommits:
             # few KB, read in about a millisecond; Spark's commit takes far longer).
             path = instant_path(self.table_path, entry.name)
             hudi_batch = sink_batch(path, self.identifier) if path else None
-            committed = _log_ids(self.checkpoint / "commits")
+            committed = committed_batches(self.checkpoint)
             in_window = hudi_batch is not None and hudi_batch not in committed
             fallback = time.monotonic() - self._armed_s > self.window_for_s
             if not in_window and not fallback:
@@ -106,7 +100,7 @@ class KillBetweenCommits:
                 entry.name,
                 entry.seen_s,
                 killed,
-                _log_ids(self.checkpoint / "offsets"),
+                planned_batches(self.checkpoint),
                 committed,
                 hudi_batch=hudi_batch,
                 fallback=not in_window,
@@ -125,7 +119,7 @@ class KillBetweenCommits:
         evidence = self._evidence
         if evidence is None:
             return None
-        evidence.committed_after = _log_ids(self.checkpoint / "commits")
+        evidence.committed_after = committed_batches(self.checkpoint)
         batch = evidence.hudi_batch
         evidence.in_window = batch is not None and batch not in evidence.committed_after
         return evidence
@@ -148,8 +142,8 @@ class KillMidCommit(KillBetweenCommits):
                 entry.name,
                 entry.seen_s,
                 time.monotonic(),
-                _log_ids(self.checkpoint / "offsets"),
-                _log_ids(self.checkpoint / "commits"),
+                planned_batches(self.checkpoint),
+                committed_batches(self.checkpoint),
             )
             self._fired.set()
             return
@@ -158,7 +152,7 @@ class KillMidCommit(KillBetweenCommits):
         evidence = self._evidence
         if evidence is None:
             return None
-        evidence.committed_after = _log_ids(self.checkpoint / "commits")
+        evidence.committed_after = committed_batches(self.checkpoint)
         requested = evidence.instant.split(".", 1)[0]
         timeline = self.table_path / ".hoodie" / "timeline"
         done = [p.name for p in timeline.glob(f"{requested}_*")] if timeline.is_dir() else []
