@@ -28,7 +28,11 @@ def default_checks(data: Any) -> Any:
         return data
     system = data.get("system")
     caps = capabilities_of(system.get("kind", "")) if isinstance(system, dict) else None
-    return {**data, "checks": list(caps.checks)} if caps else data
+    if caps is None:
+        return data
+    source = data.get("source")
+    bank = isinstance(source, dict) and source.get("mode") == "bank"
+    return {**data, "checks": [c for c in caps.checks if c != "bank" or bank]}
 
 
 def system_problems(s: "Scenario") -> list[Problem]:
@@ -89,6 +93,7 @@ def _shape_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
                 s.batch_writers.count,
             )
         )
+    problems += _batch_writer_problems(s, caps)
     if s.table.storage.kind != "local":
         problems.append(
             Problem(
@@ -98,6 +103,24 @@ def _shape_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
             )
         )
     return problems
+
+
+def _batch_writer_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
+    if not s.batch_writers.count:
+        return []
+    shape = [
+        ("batch_writers.op", s.batch_writers.op, caps.batch_writer_ops, "batch writers"),
+        ("engine.lock.provider", s.engine.lock.provider, caps.lock_providers, "locks"),
+    ]
+    return [
+        Problem(
+            key,
+            f"{what}: {caps.refusal(str(value))} on {caps.kind}; allowed: {_allowed(ok)}",
+            value,
+        )
+        for key, value, ok, what in shape
+        if value not in ok
+    ]
 
 
 def _check_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:

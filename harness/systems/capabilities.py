@@ -24,6 +24,9 @@ class Capabilities:
     # why a fault kind, check or key cannot act on this system: shown by `validate`
     refusals: Mapping[str, str] = field(default_factory=dict)
     max_batch_writers: int = 0
+    batch_writer_ops: tuple[str, ...] = ()
+    # engine.lock.provider values the system's writers can share (with batch writers)
+    lock_providers: tuple[str, ...] = ()
 
     @property
     def default_version(self) -> str | None:

@@ -18,7 +18,8 @@ COMMIT_TIME = "_hoodie_commit_time"
 SWEEP_POINTS = 100  # completed instants the final bank sweep reads as of (at most)
 
 
-def _bank_fields(rows: pa.Table, read_kind: str) -> dict[str, Any]:
+def bank_fields(rows: pa.Table, read_kind: str) -> dict[str, Any]:
+    """The bank check's facts of one read: its total and the accounts it saw."""
     if read_kind == "incremental":
         # A pull holds whole transfers only: its legs (stream rows) sum to zero.
         legs = rows.filter(pc.greater_equal(rows.column("event_id"), 0))
@@ -63,7 +64,7 @@ def perform_read(
         },
     }
     if bank:
-        record.update(_bank_fields(rows, read_kind))
+        record.update(bank_fields(rows, read_kind))
     return record
 
 

@@ -1,12 +1,14 @@
 """Apache Hudi 1.2.0's own Spark writer through `instantbench run` (scenarios/hudi/): its
-driver SIGKILLed between Hudi's commit and Spark's, judged from evidence Hudi does not
-write about itself. CI's representative of the Hudi suite (scenarios/suites/hudi.yaml)."""
+driver SIGKILLed between Hudi's commit and Spark's, and OCC batch writers beside the
+stream under the bank check, judged from evidence Hudi does not write about itself. CI's
+representatives of the Hudi suite (scenarios/suites/hudi.yaml)."""
 
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pyarrow.compute as pc
 import pytest
 
 from harness.systems.hudi.read_table import collect
@@ -88,3 +90,47 @@ def test_a_driver_killed_between_hudi_s_commit_and_spark_s_stays_exactly_once(
     assert system["spark_runtime"] == {"pyspark": "3.5.9", "scala": "2.12"}
     assert [Path(j["path"]).name for j in system["jars"]] == ["hudi-spark3.5-bundle_2.12-1.2.0.jar"]
     assert all(len(j["sha256"]) == 64 for j in system["jars"])
+
+
+def test_occ_batch_writers_beside_the_stream_keep_every_read_s_total(
+    run: Callable[..., object], hudi_runtime: None
+) -> None:
+    """Two MERGE INTO writers (Spark applications of their own) and the stream, under OCC
+    and Hudi's ZooKeeper lock provider: every read of the final table keeps the total."""
+    outcome = run("hudi/occ-bank")
+    root = outcome.paths.root  # type: ignore[attr-defined]
+    result = json.loads((root / "result.json").read_text())
+    assert result["verdict"] == "valid", json.dumps(result, indent=1)[:4000]
+    assert result["environment"]["lock"]["provider"] == "zookeeper"
+
+    events = [
+        json.loads(line)
+        for path in (root / "history").glob("events-*.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    committed = [e for e in events if e["kind"] == "txn" and e["outcome"] == "ok"]
+    # The run goes on until each writer committed once (run_state.HudiRun.unsettled).
+    assert {e["writer"] for e in committed} == {"batch_writer:0", "batch_writer:1"}
+
+    bank = result["checks"]["bank"]
+    assert bank["expected_total"] == 4000 and bank["bad_reads"]["count"] == 0
+    # A read as of every completed commit: the opening, each transfer, each stream batch.
+    batches = result["checks"]["exactly_once"]["checkpoint"]["committed_batches"]
+    assert bank["by_kind"]["as_of"] >= 1 + len(committed) + batches
+    assert bank["by_kind"]["incremental"] == bank["by_kind"]["as_of"]
+
+    # Each committed transfer moved its amount exactly once, and a transfer reported
+    # failed that committed anyway is named (transfers.py): the final balances are the
+    # opening ones plus those, recomputed here from the history and Hudi's snapshot.
+    transfers = bank["transfers"]
+    assert transfers["committed"] == len(committed)
+    want = dict.fromkeys(range(4), 1000)
+    for txn in [*committed, *transfers["reported_failed_but_applied"]]:
+        source, target = txn["accounts"]
+        want[source] -= txn["amount"]
+        want[target] += txn["amount"]
+    snapshot = collect(root / "reads", 0).snapshot
+    assert snapshot is not None
+    accounts = snapshot.filter(pc.less(snapshot.column("id"), 0))
+    balances = zip(accounts["account"].to_pylist(), accounts["amount"].to_pylist(), strict=True)
+    assert dict(balances) == want

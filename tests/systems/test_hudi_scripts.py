@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.systems.hudi import reader, spark_session, stream_driver
+from harness.systems.hudi import batch_writer, reader, spark_session, stream_driver, table_options
 from harness.systems.hudi.read_table import (
     CompletedInstant,
     collect,
@@ -24,7 +24,7 @@ RUNTIME = SparkRuntime(sys.executable, "3.5.9", "2.12", ("/cache/hudi.jar",), ("
 ALLOWED = {"pyspark"}  # plus the standard library: nothing of the project, no pyarrow
 # The session module the scripts share: beside them when the runtime runs them as scripts,
 # through the project's package when the tests import them (the only project import).
-SHARED = {"spark_session", "harness"}
+SHARED = {"spark_session", "table_options", "harness"}
 
 
 def _top_level_imports(path: Path) -> set[str]:
@@ -44,7 +44,8 @@ def _foreign(module: object) -> set[str]:
 
 def test_runtime_scripts_import_only_pyspark_and_the_standard_library() -> None:
     assert _foreign(spark_session) <= ALLOWED
-    for module in (stream_driver, reader):
+    assert _foreign(table_options) == set()
+    for module in (stream_driver, reader, batch_writer):
         assert _foreign(module) <= ALLOWED | SHARED, module.__name__
         text = Path(module.__file__ or "").read_text()
         assert "from harness.systems.hudi.spark_session import" in text
@@ -79,6 +80,41 @@ def test_sink_options_follow_the_scenario() -> None:
     assert cow["hoodie.datasource.write.operation"] == "upsert"
     assert "hoodie.datasource.compaction.async.enable" not in cow
     assert cow["hoodie.x"] == "2"
+    assert cow["hoodie.datasource.write.partitionpath.field"] == ""
+
+
+def test_a_bank_table_keeps_balances_and_legs_apart_and_the_latest_commit_wins() -> None:
+    base = {"table_name": "t", "identifier": "w0", "checkpoint_dir": "/c", "table_type": "cow"}
+    bank = stream_driver.hudi_options({**base, "mode": "bank"})
+    assert bank["hoodie.datasource.write.partitionpath.field"] == table_options.LEDGER_COLUMN
+    assert bank["hoodie.record.merge.mode"] == "COMMIT_TIME_ORDERING"
+    assert "hoodie.table.ordering.fields" not in bank  # a transfer rewrites any balance
+    assert bank["hoodie.datasource.write.operation"] == "upsert"
+    # A batch writer writes the same table with the same layout.
+    writer = table_options.table_options({**base, "mode": "bank"})
+    assert {k: bank[k] for k in writer} == writer
+
+
+def test_a_transfer_is_one_merge_that_reads_the_balance_it_rewrites() -> None:
+    sql = batch_writer.transfer_sql("bank", 1, 3, 25)
+    assert sql.startswith("MERGE INTO bank t USING (")
+    assert "CAST(-2 AS BIGINT) AS id, CAST(-25 AS BIGINT) AS delta" in sql
+    assert "CAST(-4 AS BIGINT) AS id, CAST(25 AS BIGINT) AS delta" in sql
+    assert f"'accounts' AS {table_options.LEDGER_COLUMN}" in sql
+    assert sql.endswith("WHEN MATCHED THEN UPDATE SET t.amount = t.amount + s.delta")
+
+
+def test_a_writer_waits_for_a_committed_table(tmp_path: Path) -> None:
+    timeline = tmp_path / ".hoodie" / "timeline"
+    timeline.mkdir(parents=True)
+    (timeline / "001.commit.requested").write_text("")
+    try:
+        batch_writer.wait_for_table(str(tmp_path), 0.3)
+        raise AssertionError("a requested commit is not a committed table")
+    except TimeoutError:
+        pass
+    (timeline / "001_002.commit").write_text("")
+    batch_writer.wait_for_table(str(tmp_path), 0.3)
 
 
 def test_reader_plan_and_config_for_completed_instants(tmp_path: Path) -> None:

@@ -7,15 +7,21 @@ from typing import Any
 
 from harness.checks import CheckResult
 from harness.history import HistoryWriter, load_events, read_series
+from harness.history_events import Kind
 from harness.runner.analysis import assemble_result
 from harness.runner.environment import environment
-from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 from harness.systems.hudi.checkpoint_truth import CheckpointTruth, read_truth
-from harness.systems.hudi.commits import Anchor, commit_events
-from harness.systems.hudi.judge import check_exactly_once, check_timeline, check_unique_keys
+from harness.systems.hudi.commits import commit_events
+from harness.systems.hudi.judge import (
+    check_bank,
+    check_exactly_once,
+    check_timeline,
+    check_unique_keys,
+)
 from harness.systems.hudi.landing import event_spec
 from harness.systems.hudi.read_table import HudiReads, completed_instants, read_table
+from harness.systems.hudi.run_state import HudiRun
 from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.timeline_watch import SeenInstant
 
@@ -26,12 +32,14 @@ def _checks(
     reads: HudiReads,
     entries: Sequence[SeenInstant],
     watch_error: str | None,
+    txns: Sequence[dict[str, Any]],
 ) -> list[CheckResult]:
     snapshot = reads.snapshot
     judges: dict[str, Callable[[], CheckResult]] = {
         "exactly_once": lambda: check_exactly_once(truth, snapshot, event_spec(scenario)),
         "unique_keys": lambda: check_unique_keys(snapshot),
         "timeline": lambda: check_timeline(entries, watch_error),
+        "bank": lambda: check_bank(reads, scenario.source.accounts, txns),
     }
     out = []
     for name in scenario.checks:
@@ -43,7 +51,9 @@ def _checks(
     return out
 
 
-def system_environment(scenario: Scenario, runtime: SparkRuntime) -> dict[str, Any]:
+def system_environment(
+    scenario: Scenario, runtime: SparkRuntime, lock: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """result.json's environment: the system, its version, its Spark runtime and the jars
     it ran with (their checksums: what exactly was judged)."""
     return {
@@ -59,38 +69,36 @@ def system_environment(scenario: Scenario, runtime: SparkRuntime) -> dict[str, A
         },
         # Hudi's Spark sink generates and commits the instant inside the micro-batch.
         "instant_mode": {"requested": "inline", "effective": "inline"},
-        "lock": {"provider": "none (one writer)"},
+        "lock": lock or {"provider": "none (one writer)"},
         "storage": {"kind": scenario.table.storage.kind, "endpoint": None},
     }
 
 
 def analyse_hudi_run(
-    scenario: Scenario,
-    paths: RunPaths,
-    variant: str | None,
+    run: HudiRun,
     error: str | None,
-    runtime: SparkRuntime,
     entries: Sequence[SeenInstant],
     watch_error: str | None,
-    anchor: Anchor,
-    identifier: str,
+    lock: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    scenario, paths = run.scenario, run.paths
     history = HistoryWriter(paths.history, "analysis")
     truth = read_truth(paths.root / "checkpoint")
-    for event in commit_events(entries, paths.table, truth, identifier, anchor):
+    for event in commit_events(entries, paths.table, truth, run.identifier, run.anchor):
         history.record(event.pop("kind"), **event)
     checks: dict[str, Any] = {}
     if error is None:
         try:
             instants = completed_instants(entries, actions=("deltacommit", "commit"))
-            reads = read_table(runtime, paths.table, paths.root / "reads", instants)
-            results = _checks(scenario, truth, reads, entries, watch_error)
+            reads = read_table(run.runtime, paths.table, paths.root / "reads", instants)
+            txns = [e for e in load_events(paths.history)[0] if e["kind"] == Kind.TXN]
+            results = _checks(scenario, truth, reads, entries, watch_error, txns)
             checks = {r.name: r.to_dict() for r in results}
         except Exception as exc:  # an unreadable table: the verdict is unknown, not valid
             error = f"checking failed: {type(exc).__name__}: {exc}"
     events, _ = load_events(paths.history)
     series = read_series(paths.history)
-    env = system_environment(scenario, runtime)
+    env = system_environment(scenario, run.runtime, lock)
     return assemble_result(
-        scenario, paths, paths.root.name, variant, error, checks, events, series, env
+        scenario, paths, paths.root.name, run.variant, error, checks, events, series, env
     )

@@ -13,13 +13,18 @@ _HADOOP_IO = (
     "storage fault hooks do not reach"
 )
 
+_BATCH_OPS = (
+    "Hudi batch writers run bank transfers (MERGE INTO, a read-modify-write under OCC); "
+    "plain upserts and inserts are not built for them yet"
+)
+
 HUDI = Capabilities(
     kind="hudi",
     versions=("1.2.0",),  # harness/systems/hudi/runtime.py: HUDI_RUNTIMES
-    modes=("append", "upsert"),
+    modes=("append", "upsert", "bank"),
     table_types=("cow", "mor"),
     backends=("local",),
-    checks=("exactly_once", "unique_keys", "timeline"),
+    checks=("exactly_once", "unique_keys", "timeline", "bank"),
     # Driver SIGKILLs at Hudi's commit seams as seen from outside its JVM: mid_commit = the
     # batch's instant is requested or inflight on the timeline, not completed; after_commit
     # = its completed instant is on the timeline while Spark's commit log does not hold the
@@ -36,6 +41,16 @@ HUDI = Capabilities(
             "hudi_reader compares hudi-rs with the engine's own reads; Hudi's table is read "
             "through Hudi's Spark reader by the other checks"
         ),
-        "bank": "bank mode needs read-modify-write batch writers, not built for hudi yet",
+        "upsert": _BATCH_OPS,
+        "insert": _BATCH_OPS,
+        "service": "the engine's lock service has no Hudi client",
+        "storage": (
+            "Hudi's storage-based lock provider needs an object store (S3, GCS, Azure); "
+            "a local table uses its file-system lock provider (file)"
+        ),
     },
+    # Spark applications of their own beside the stream (harness/systems/hudi/batch_writer.py)
+    max_batch_writers=4,
+    batch_writer_ops=("transfer",),
+    lock_providers=("zookeeper", "file"),
 )

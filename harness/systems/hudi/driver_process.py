@@ -24,6 +24,7 @@ from harness.pipeline.events import SPARK_SCHEMA, EventSpec
 from harness.systems.hudi.runtime import SparkRuntime
 
 DRIVER = Path(__file__).with_name("stream_driver.py")
+TABLE_NAME = "instantbench"
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def stream_config(
         "landing_dir": str(work / "landing"),
         "schema": SPARK_SCHEMA,
         "table_path": str(work / "table"),
-        "table_name": "instantbench",
+        "table_name": TABLE_NAME,
         "table_type": table_type,
         "mode": spec.mode,
         "record_key": "id",
@@ -86,10 +87,16 @@ def run_group(cmd: list[str], log_path: Path, timeout_s: float) -> int:
 
 
 class DriverProcess:
-    """One run of stream_driver.py; `lines` grows as the driver reports."""
+    """One run of a runtime-side script (stream_driver.py unless told; batch_writer.py
+    runs the same way); `lines` grows as it reports."""
 
     def __init__(
-        self, runtime: SparkRuntime, config: dict[str, Any], work: Path, name: str
+        self,
+        runtime: SparkRuntime,
+        config: dict[str, Any],
+        work: Path,
+        name: str,
+        script: Path = DRIVER,
     ) -> None:
         self.config_path = work / f"{name}.json"
         self.config_path.write_text(json.dumps(config))
@@ -98,7 +105,7 @@ class DriverProcess:
         self.log_path = work / f"{name}.log"
         self._log: IO[str] = open(self.log_path, "w")  # noqa: SIM115 - closed in wait()
         self.process = subprocess.Popen(
-            [runtime.python, str(DRIVER), str(self.config_path)],
+            [runtime.python, str(script), str(self.config_path)],
             stdout=subprocess.PIPE,
             stderr=self._log,
             text=True,

@@ -14,134 +14,37 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.faults.evidence import record_fault
-from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter, append_series
 from harness.history_events import Kind
 from harness.pipeline.rates import rate_law
 from harness.runner.driver_config import fault_occurrences
 from harness.runner.errors import RunError
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
+from harness.runner.lock_setup import RunLock, lock_environment_of, start_run_lock
 from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
 from harness.scenario import Scenario
+from harness.systems.hudi.analyse import analyse_hudi_run
+from harness.systems.hudi.batch_writers import BatchWriters, writer_configs
 from harness.systems.hudi.commits import Anchor
-from harness.systems.hudi.driver_process import DriverProcess, stream_config
+from harness.systems.hudi.driver_process import TABLE_NAME, stream_config
 from harness.systems.hudi.landing import Lander, event_spec
-from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
-from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit
-from harness.systems.hudi.timeline_watch import SeenInstant, TimelineWatch
+from harness.systems.hudi.lock_options import occ_options
+from harness.systems.hudi.run_state import SETTLE_LIMIT_S, HudiRun, require_runtime
+from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.hudi.timeline_watch import TimelineWatch
 
-START_TIMEOUT_S = 180.0  # a driver's JVM, the Hudi bundle's classes, the first query plan
 STOP_TIMEOUT_S = 120.0
-SETTLE_LIMIT_S = 120.0  # past its duration, a run waits at most this long for a crash seam
+# engine.safety.occ false: no writer checks for conflicts or takes a lock, so the harness
+# can show it catches what OCC prevents. Failed writes are still cleaned lazily: a single
+# writer's eager rollback would take the other writers' inflight commits for its own.
+UNSAFE_WRITERS = {
+    "hoodie.write.concurrency.mode": "SINGLE_WRITER",
+    "hoodie.cleaner.policy.failed.writes": "LAZY",
+}
 WATCH_INTERVAL_S = 0.005  # Hudi's commit and Spark's are ~100 ms apart: poll well inside
-
-
-def require_runtime(scenario: Scenario) -> SparkRuntime:
-    """Hudi's Spark runtime, fetched the first time; one line naming what is missing."""
-    version = scenario.system.version or "1.2.0"
-    try:
-        return ensure_runtime(version)
-    except RuntimeUnavailable as exc:
-        raise RunError(f"{scenario.source_file}: system: {exc}") from None
-
-
-def data_actions(scenario: Scenario) -> tuple[str, ...]:
-    """The timeline action of the sink's writes: deltacommit on MOR, commit on COW."""
-    return ("deltacommit",) if scenario.table.type == "mor" else ("commit",)
-
-
-@dataclass
-class HudiRun:
-    """The processes and watchers of one run, and what happened to them."""
-
-    scenario: Scenario
-    paths: RunPaths
-    runtime: SparkRuntime
-    history: HistoryWriter
-    config: dict[str, Any] = field(default_factory=dict)
-    drivers: list[DriverProcess] = field(default_factory=list)
-    pending: list[Occurrence[Any]] = field(default_factory=list)
-    seam: KillBetweenCommits | KillMidCommit | None = None
-    armed: Occurrence[Any] | None = None
-    t0: float = 0.0
-    anchor: Anchor = field(default_factory=lambda: Anchor(time.time(), time.monotonic()))
-
-    @property
-    def driver(self) -> DriverProcess:
-        return self.drivers[-1]
-
-    @property
-    def identifier(self) -> str:
-        return str(self.config["identifier"])
-
-    def start_driver(self) -> None:
-        name = f"driver-{len(self.drivers)}"
-        driver = DriverProcess(self.runtime, self.config, self.paths.logs, name)
-        self.drivers.append(driver)
-        line = driver.wait_for(("started", "failed"), START_TIMEOUT_S)
-        if line is None or line.get("event") != "started":
-            tail = "\n".join(driver.log_path.read_text().splitlines()[-5:])
-            raise RunError(f"Hudi's stream driver did not start; see {driver.log_path}: {tail}")
-        self.history.record(Kind.DRIVER_START, pid=driver.process.pid, restored_batch=None)
-
-    def on_new(self, new: list[SeenInstant]) -> None:
-        """The timeline watch's callback: the armed seam decides whether to kill now."""
-        seam = self.seam
-        if seam is not None:
-            seam(new)
-
-    def arm_due(self, elapsed: float) -> None:
-        if self.seam is not None or not self.pending or self.pending[0].at_s > elapsed:
-            return
-        self.armed = self.pending.pop(0)
-        point = getattr(self.armed.fault, "point", "after_commit")
-        kind = KillMidCommit if point == "mid_commit" else KillBetweenCommits
-        self.seam = kind(
-            self.driver.signal_kill,
-            self.config["checkpoint_dir"],
-            self.config["table_path"],
-            self.identifier,
-            actions=data_actions(self.scenario),
-            window_for_s=SETTLE_LIMIT_S,
-        )
-        self.seam.arm()
-
-    def restart_if_killed(self) -> None:
-        """Once the armed seam fired: reap the group, record the fault with what was seen,
-        and start the next driver on the same checkpoint."""
-        if self.seam is None or self.armed is None or self.seam.wait(0) is None:
-            return
-        killed = self.driver
-        killed.kill()
-        evidence = self.seam.settle()
-        code = killed.process.returncode
-        self.history.record(Kind.DRIVER_EXIT, pid=killed.process.pid, code=code)
-        # Applied only once its effect was seen: the group died (SIGKILL) and, read after
-        # its death, the table and Spark's checkpoint show the seam's window.
-        if evidence is not None and code == -9 and evidence.in_window:
-            proof = {**evidence.to_dict(), "exit_code": code, "point": self._point()}
-            record_fault(self.history, self.armed, time.time() - self.t0, **proof)
-        self.seam, self.armed = None, None
-        self.start_driver()
-
-    def check_alive(self) -> None:
-        """A driver that exited by itself (Hudi's sink calls System.exit after its last
-        failed retry) ends the run now, unknown, instead of at its stop."""
-        code = self.driver.process.poll()
-        killed_by_seam = code == -9 and self.seam is not None  # its evidence follows
-        if code is not None and not killed_by_seam:
-            raise RunError(
-                f"Hudi's stream driver exited by itself with {code} mid-run; "
-                f"see {self.driver.log_path}"
-            )
-
-    def _point(self) -> str:
-        return str(getattr(self.armed.fault, "point", "")) if self.armed else ""
 
 
 def _sample(run: HudiRun, lander: Lander, elapsed: float) -> None:
@@ -161,9 +64,14 @@ def _sample(run: HudiRun, lander: Lander, elapsed: float) -> None:
 
 
 def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
-    """Start the driver and the feed, fire the faults, and run until the time is up and
-    every crash has fired (or the settle limit passed)."""
+    """Start the batch writers (the bank's accounts first), the driver and the feed, fire
+    the faults, and run until the time is up and every crash has fired (or the settle
+    limit passed)."""
+    if run.writers is not None:
+        run.writers.launch()  # their JVMs start beside the driver's
     run.start_driver()
+    if run.writers is not None:
+        run.writers.ready()
     run.t0 = time.time()
     run.anchor = Anchor(run.t0, time.monotonic())
     run.history.record(
@@ -179,7 +87,7 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
     watch.start()
     run_s, next_sample = run.scenario.run_s, 1.0
     while (elapsed := time.time() - run.t0) < run_s or (
-        (run.pending or run.seam is not None) and elapsed < run_s + SETTLE_LIMIT_S
+        run.unsettled() and elapsed < run_s + SETTLE_LIMIT_S
     ):
         run.arm_due(elapsed)
         run.restart_if_killed()
@@ -192,8 +100,17 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
         time.sleep(0.05)
 
 
-def driver_config(scenario: Scenario, paths: RunPaths, runtime: SparkRuntime) -> dict[str, Any]:
+def driver_config(
+    scenario: Scenario, paths: RunPaths, runtime: SparkRuntime, lock: RunLock | None
+) -> dict[str, Any]:
     writers = scenario.engine.writers
+    extra: dict[str, Any] = {
+        "table_path": str(paths.table),
+        "spark_conf": dict(scenario.cluster.spark_conf),
+    }
+    if lock is not None:  # more than one writer: OCC under the run's lock, unless off
+        safe = scenario.engine.safety.occ
+        extra["hudi_options"] = occ_options(lock.spec, TABLE_NAME) if safe else UNSAFE_WRITERS
     config = stream_config(
         runtime,
         event_spec(scenario),
@@ -202,7 +119,7 @@ def driver_config(scenario: Scenario, paths: RunPaths, runtime: SparkRuntime) ->
         trigger_s=scenario.engine.checkpoint_interval_s,
         master=f"local[{writers},4]",  # 4 attempts: a killed task is retried
         identifier=f"instantbench-{scenario.name}",
-        extra={"table_path": str(paths.table), "spark_conf": dict(scenario.cluster.spark_conf)},
+        extra=extra,
     )
     (paths.control / "hudi-driver.json").write_text(json.dumps(config, indent=1))
     return config
@@ -212,29 +129,52 @@ def landing_dir(config: dict[str, Any]) -> Path:
     return Path(config["landing_dir"])
 
 
-def _stop_all(run: HudiRun, lander: Lander, watch: TimelineWatch, timeout_s: float) -> int | None:
-    """Stop the feed, the driver (cleanly, or its group killed) and the watch."""
+def _stop_all(run: HudiRun, lander: Lander, watch: TimelineWatch, timeout_s: float) -> str | None:
+    """Stop the feed, the batch writers and the driver (cleanly, or their groups killed)
+    and the watch; what did not stop cleanly."""
     lander.stop()
+    if run.writers is not None:
+        run.writers.request_stop()  # they finish their transaction while the stream drains
     code = run.driver.stop(timeout_s) if run.drivers else None
     for driver in run.drivers[:-1]:
         if driver.process.poll() is None:
             driver.kill()
     if code is not None:
         run.history.record(Kind.DRIVER_EXIT, pid=run.driver.process.pid, code=code)
+    problem = None
+    if code is not None and code != 0:
+        problem = (
+            f"Hudi's stream driver did not stop cleanly (exit {code}); see {run.driver.log_path}"
+        )
+    if run.writers is not None:
+        codes = run.writers.stop(timeout_s)
+        run.writers.record(run.history)
+        if any(c != 0 for c in codes) and problem is None:
+            problem = (
+                f"a Hudi batch writer did not stop cleanly (exits {codes}); see {run.paths.logs}"
+            )
     watch.stop()
-    return code
+    return problem
+
+
+def _prepare(scenario: Scenario, out: Path, variant: str | None) -> tuple[HudiRun, RunLock | None]:
+    """The run's directory, its lock (with batch writers) and the processes' configs."""
+    runtime = require_runtime(scenario)  # before anything starts
+    paths = new_run_paths(scenario, out, variant)
+    run = HudiRun(scenario, paths, runtime, HistoryWriter(paths.history, "runner"), variant)
+    lock = start_run_lock(scenario, paths) if scenario.batch_writers.count else None
+    run.config = driver_config(scenario, paths, runtime, lock)
+    configs = writer_configs(scenario, run.config, paths.control)
+    run.writers = BatchWriters(runtime, configs, paths.logs) if configs else None
+    run.pending = list(fault_occurrences(scenario))
+    return run, lock
 
 
 def run_hudi(
     scenario: Scenario, out: Path, variant: str | None = None, quiet: bool = False
 ) -> RunOutcome:
-    from harness.systems.hudi.analyse import analyse_hudi_run
-
-    runtime = require_runtime(scenario)  # before anything starts
-    paths = new_run_paths(scenario, out, variant)
-    run = HudiRun(scenario, paths, runtime, HistoryWriter(paths.history, "runner"))
-    run.config = driver_config(scenario, paths, runtime)
-    run.pending = list(fault_occurrences(scenario))
+    run, lock = _prepare(scenario, out, variant)
+    paths = run.paths
     law = rate_law(scenario.source.rate.model_dump(mode="json"), scenario.run_s)
     lander = Lander(event_spec(scenario), law, landing_dir(run.config))
     watch = TimelineWatch(paths.table, interval_s=WATCH_INTERVAL_S, on_new=run.on_new)
@@ -248,25 +188,20 @@ def run_hudi(
         interrupted = as_interrupted(exc)
     finally:
         with signals_held() as held:
-            code = _stop_all(run, lander, watch, 5 if interrupted else STOP_TIMEOUT_S)
+            problem = _stop_all(run, lander, watch, 5 if interrupted else STOP_TIMEOUT_S)
+            if lock is not None:
+                lock.stop()
             interrupted = interrupted or held.take()
     if interrupted is not None:
         error = f"interrupted by {interrupted.name}; partial results"
-    elif error is None and code != 0:
-        error = (
-            f"Hudi's stream driver did not stop cleanly (exit {code}); see {run.driver.log_path}"
-        )
+    error = error or problem
     run.history.record(Kind.RUN_END, status="error" if error else "ok", error=error)
     result = analyse_hudi_run(
-        scenario,
-        paths,
-        variant,
+        run,
         error,
-        runtime,
         watch.entries(),
         None if watch.error is None else str(watch.error),
-        run.anchor,
-        run.identifier,
+        None if lock is None else lock_environment_of(lock.spec),
     )
     paths.result.write_text(json.dumps(result, indent=2, default=str))
     if interrupted is not None:

@@ -23,15 +23,17 @@ import time
 from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql.functions import lit
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 try:  # imported as a module of the project (its tests)
     from harness.systems.hudi.spark_session import build_session as build_shared_session
-except ImportError:  # run as a script by the Hudi runtime's python: the module is beside it
+    from harness.systems.hudi.table_options import LEDGER_COLUMN, LEGS, table_options
+except ImportError:  # run as a script by the Hudi runtime's python: the modules are beside it
     from spark_session import build_session as build_shared_session  # type: ignore[no-redef]
+    from table_options import LEDGER_COLUMN, LEGS, table_options  # type: ignore[no-redef]
 
 INFO_LOGGERS = ["org.apache.hudi.HoodieStreamingSink"]
-TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 _print_lock = threading.Lock()
 
 
@@ -68,35 +70,15 @@ def info_loggers(spark: SparkSession, names: list[str]) -> None:
 
 
 def hudi_options(cfg: dict[str, Any]) -> dict[str, str]:
-    """The sink's options: one table, keyed by `id`, newest `event_id` wins."""
-    table_type = TABLE_TYPES[cfg["table_type"].lower()]
-    operation = "insert" if cfg["mode"] == "append" else "upsert"
-    options = {
-        "hoodie.table.name": cfg["table_name"],
-        "hoodie.datasource.write.table.type": table_type,
-        "hoodie.datasource.write.recordkey.field": cfg.get("record_key", "id"),
-        # 1.2's name for what older releases called the precombine field.
-        "hoodie.table.ordering.fields": cfg.get("ordering_field", "event_id"),
-        "hoodie.datasource.write.partitionpath.field": "",
-        "hoodie.datasource.write.keygenerator.class": (
-            "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
-        ),
-        "hoodie.datasource.write.operation": operation,
+    """The sink's options: the table's own, and how the sink writes a batch to it."""
+    return {
+        **table_options(cfg),
+        "hoodie.datasource.write.operation": "insert" if cfg["mode"] == "append" else "upsert",
         # The sink records identifier -> batch id in each commit's metadata and skips a
         # replayed batch it already committed; named, so a second writer cannot share it.
         "hoodie.datasource.write.streaming.checkpoint.identifier": cfg["identifier"],
-        # The scenario's file groups as a fixed bucket count: the same layout the engine has.
-        "hoodie.index.type": "BUCKET",
-        "hoodie.index.bucket.engine": "SIMPLE",
-        "hoodie.bucket.index.num.buckets": str(cfg.get("file_groups", 4)),
-        "hoodie.bucket.index.hash.field": cfg.get("record_key", "id"),
         "checkpointLocation": cfg["checkpoint_dir"],
     }
-    if table_type == "MERGE_ON_READ":
-        options["hoodie.datasource.compaction.async.enable"] = "true"
-        options["hoodie.compact.inline.max.delta.commits"] = str(cfg.get("compact_every", 3))
-    options.update({k: str(v) for k, v in cfg.get("hudi_options", {}).items()})
-    return options
 
 
 class BatchLines(StreamingQueryListener):
@@ -132,6 +114,8 @@ def start_query(spark: SparkSession, cfg: dict[str, Any]) -> StreamingQuery:
         .option("maxFilesPerTrigger", str(cfg.get("max_files_per_trigger", 1000)))
         .parquet(cfg["landing_dir"])
     )
+    if cfg["mode"] == "bank":  # transfer legs go to their partition (table_options.py)
+        source = source.withColumn(LEDGER_COLUMN, lit(LEGS))
     return (
         source.writeStream.format("hudi")
         .options(**hudi_options(cfg))

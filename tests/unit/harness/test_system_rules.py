@@ -26,6 +26,32 @@ def test_the_engine_is_the_default_system_with_its_own_checks() -> None:
 def test_hudi_gets_the_checks_that_can_judge_it_unless_checks_are_given() -> None:
     assert validate_scenario(_hudi()).checks == ["exactly_once", "unique_keys", "timeline"]
     assert validate_scenario(_hudi(checks=["exactly_once"])).checks == ["exactly_once"]
+    bank = validate_scenario(_hudi(source={"mode": "bank"}))  # bank only where it applies
+    assert bank.checks == ["exactly_once", "unique_keys", "timeline", "bank"]
+
+
+def test_hudi_batch_writers_transfer_under_a_lock_hudi_has() -> None:
+    transfers = {"count": 2, "op": "transfer"}
+    ok = validate_scenario(
+        _hudi(
+            source={"mode": "bank"},
+            batch_writers=transfers,
+            engine={"lock": {"provider": "zookeeper"}},
+        )
+    )
+    assert ok.batch_writers.count == 2
+    service = _problem(
+        _hudi(
+            source={"mode": "bank"},
+            batch_writers=transfers,
+            engine={"lock": {"provider": "service"}},
+        )
+    )
+    assert "engine.lock.provider" in service and "allowed: zookeeper, file" in service
+    upserts = _problem(_hudi(batch_writers={"count": 1, "op": "upsert"}))
+    assert (
+        "batch_writers.op" in upserts and "MERGE INTO" in upserts and "allowed: transfer" in upserts
+    )
 
 
 def test_a_fault_that_cannot_act_on_hudi_is_refused_with_the_reason() -> None:
@@ -46,9 +72,9 @@ def test_a_crash_point_inside_the_engine_is_refused_for_hudi() -> None:
     ("sections", "key"),
     [
         ({"checks": ["hudi_reader"]}, "checks: hudi_reader cannot judge hudi"),
-        ({"source": {"mode": "bank"}, "checks": ["bank"]}, "source.mode"),
+        ({"source": {"mode": "append"}, "checks": ["bank"]}, "bank"),
         ({"cluster": {"backend": "docker"}}, "cluster.backend"),
-        ({"batch_writers": {"count": 1}}, "batch_writers.count"),
+        ({"batch_writers": {"count": 5, "op": "transfer"}}, "batch_writers.count"),
         ({"system": {"kind": "hudi", "version": "0.15.0"}}, "allowed: 1.2.0"),
     ],
 )

@@ -1,0 +1,142 @@
+"""The processes and watchers of one Hudi run, and what happened to them: the stream's
+drivers (a new one after each crash), the batch writers, the armed crash seam."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.faults.evidence import record_fault
+from harness.faults.schedule import Occurrence
+from harness.history import HistoryWriter
+from harness.history_events import Kind
+from harness.runner.errors import RunError
+from harness.runner.rundir import RunPaths
+from harness.scenario import Scenario
+from harness.systems.hudi.batch_writers import BatchWriters
+from harness.systems.hudi.commits import Anchor
+from harness.systems.hudi.driver_process import DriverProcess
+from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
+from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit
+from harness.systems.hudi.timeline_watch import SeenInstant
+
+START_TIMEOUT_S = 180.0  # a driver's JVM, the Hudi bundle's classes, the first query plan
+SETTLE_LIMIT_S = 120.0  # past its duration, a run waits at most this long for a crash seam
+
+
+def require_runtime(scenario: Scenario) -> SparkRuntime:
+    """Hudi's Spark runtime, fetched the first time; one line naming what is missing."""
+    version = scenario.system.version or "1.2.0"
+    try:
+        return ensure_runtime(version)
+    except RuntimeUnavailable as exc:
+        raise RunError(f"{scenario.source_file}: system: {exc}") from None
+
+
+def data_actions(scenario: Scenario) -> tuple[str, ...]:
+    """The timeline action of the sink's writes: deltacommit on MOR, commit on COW."""
+    return ("deltacommit",) if scenario.table.type == "mor" else ("commit",)
+
+
+@dataclass
+class HudiRun:
+    """The processes and watchers of one run, and what happened to them."""
+
+    scenario: Scenario
+    paths: RunPaths
+    runtime: SparkRuntime
+    history: HistoryWriter
+    variant: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    drivers: list[DriverProcess] = field(default_factory=list)
+    writers: BatchWriters | None = None
+    pending: list[Occurrence[Any]] = field(default_factory=list)
+    seam: KillBetweenCommits | KillMidCommit | None = None
+    armed: Occurrence[Any] | None = None
+    t0: float = 0.0
+    anchor: Anchor = field(default_factory=lambda: Anchor(time.time(), time.monotonic()))
+
+    @property
+    def driver(self) -> DriverProcess:
+        return self.drivers[-1]
+
+    @property
+    def identifier(self) -> str:
+        return str(self.config["identifier"])
+
+    def start_driver(self) -> None:
+        name = f"driver-{len(self.drivers)}"
+        driver = DriverProcess(self.runtime, self.config, self.paths.logs, name)
+        self.drivers.append(driver)
+        line = driver.wait_for(("started", "failed"), START_TIMEOUT_S)
+        if line is None or line.get("event") != "started":
+            tail = "\n".join(driver.log_path.read_text().splitlines()[-5:])
+            raise RunError(f"Hudi's stream driver did not start; see {driver.log_path}: {tail}")
+        self.history.record(Kind.DRIVER_START, pid=driver.process.pid, restored_batch=None)
+
+    def on_new(self, new: list[SeenInstant]) -> None:
+        """The timeline watch's callback: the armed seam decides whether to kill now."""
+        seam = self.seam
+        if seam is not None:
+            seam(new)
+
+    def arm_due(self, elapsed: float) -> None:
+        if self.seam is not None or not self.pending or self.pending[0].at_s > elapsed:
+            return
+        self.armed = self.pending.pop(0)
+        point = getattr(self.armed.fault, "point", "after_commit")
+        kind = KillMidCommit if point == "mid_commit" else KillBetweenCommits
+        self.seam = kind(
+            self.driver.signal_kill,
+            self.config["checkpoint_dir"],
+            self.config["table_path"],
+            self.identifier,
+            actions=data_actions(self.scenario),
+            window_for_s=SETTLE_LIMIT_S,
+        )
+        self.seam.arm()
+
+    def restart_if_killed(self) -> None:
+        """Once the armed seam fired: reap the group, record the fault with what was seen,
+        and start the next driver on the same checkpoint."""
+        if self.seam is None or self.armed is None or self.seam.wait(0) is None:
+            return
+        killed = self.driver
+        killed.kill()
+        evidence = self.seam.settle()
+        code = killed.process.returncode
+        self.history.record(Kind.DRIVER_EXIT, pid=killed.process.pid, code=code)
+        # Applied only once its effect was seen: the group died (SIGKILL) and, read after
+        # its death, the table and Spark's checkpoint show the seam's window.
+        if evidence is not None and code == -9 and evidence.in_window:
+            proof = {**evidence.to_dict(), "exit_code": code, "point": self._point()}
+            record_fault(self.history, self.armed, time.time() - self.t0, **proof)
+        self.seam, self.armed = None, None
+        self.start_driver()
+
+    def check_alive(self) -> None:
+        """A driver or batch writer that exited by itself (Hudi's sink calls System.exit
+        after its last failed retry) ends the run now, unknown, instead of at its stop."""
+        code = self.driver.process.poll()
+        killed_by_seam = code == -9 and self.seam is not None  # its evidence follows
+        if code is not None and not killed_by_seam:
+            raise RunError(
+                f"Hudi's stream driver exited by itself with {code} mid-run; "
+                f"see {self.driver.log_path}"
+            )
+        gone = self.writers.exited() if self.writers else None
+        if gone is not None:
+            raise RunError(
+                f"a Hudi batch writer exited by itself with {gone.process.returncode} "
+                f"mid-run; see {gone.log_path}"
+            )
+
+    def unsettled(self) -> bool:
+        """A crash still to fire, or a batch writer yet to commit: past its duration the
+        run goes on for these (up to SETTLE_LIMIT_S), not for anything else."""
+        writers_pending = self.writers is not None and not self.writers.each_committed()
+        return bool(self.pending) or self.seam is not None or writers_pending
+
+    def _point(self) -> str:
+        return str(getattr(self.armed.fault, "point", "")) if self.armed else ""
