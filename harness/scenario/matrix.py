@@ -6,8 +6,9 @@ import re
 from typing import Any
 
 from harness.scenario.errors import Problem, ScenarioError
-from harness.scenario.model import Scenario
+from harness.scenario.model import DEFAULT_CHECKS, Scenario
 from harness.scenario.overrides import set_dotted
+from harness.scenario.system import default_checks
 from harness.scenario.validate import validate_scenario
 
 # Each variant is a run (45-95 s); more than this is a typo, not a plan.
@@ -28,6 +29,25 @@ def variant_name(keys: list[str], values: tuple[Any, ...]) -> str:
     """`instant-mode-blocking`: safe for the run directory name `<scenario>-<ts>-<variant>`."""
     labels = _labels(keys)
     return "-".join(f"{_slug(k)}-{_slug(v)}" for k, v in zip(labels, values, strict=True))
+
+
+def _follow_system(raw: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """A variant that changes `system.kind` takes that system's version and default checks,
+    not the base's (a version or checks the variant sets itself stay)."""
+    kind, base_kind = raw["system"]["kind"], base["system"]["kind"]
+    if kind == base_kind:
+        return raw
+    out = {**raw, "system": dict(raw["system"])}
+    if out["system"].get("version") == base["system"].get("version"):
+        out["system"]["version"] = None
+    if raw.get("checks") == _default_checks(base):
+        out["checks"] = _default_checks(out)
+    return out
+
+
+def _default_checks(raw: dict[str, Any]) -> list[str]:
+    without = {k: v for k, v in raw.items() if k != "checks"}
+    return list(default_checks(without).get("checks", DEFAULT_CHECKS))
 
 
 def expand_matrix(scenario: Scenario) -> list[tuple[str, Scenario]]:
@@ -52,6 +72,7 @@ def expand_matrix(scenario: Scenario) -> list[tuple[str, Scenario]]:
         raw = base
         for key, value in zip(keys, values, strict=True):
             raw = set_dotted(raw, key, value)
+        raw = _follow_system(raw, base)
         label = ", ".join(f"{k}={v!r}" for k, v in zip(keys, values, strict=True))
         try:
             variant = validate_scenario(raw, scenario.source_file)

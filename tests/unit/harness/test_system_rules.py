@@ -4,6 +4,7 @@ and says why not (DESIGN.md "Systems under test": capabilities)."""
 import pytest
 
 from harness.scenario import ScenarioError, validate_scenario
+from harness.scenario.matrix import expand_matrix
 from harness.scenario.model import DEFAULT_CHECKS
 
 
@@ -84,3 +85,25 @@ def test_what_hudi_cannot_do_yet_is_refused_by_key(sections: dict, key: str) -> 
 
 def test_the_engine_takes_no_version() -> None:
     assert "system.version" in _problem({"name": "e", "system": {"version": "1.0"}})
+
+
+def test_a_system_axis_gives_each_variant_its_own_version_and_checks() -> None:
+    hudi_base = validate_scenario(
+        _hudi(
+            system={"kind": "hudi", "version": "1.2.0"},
+            matrix={"system.kind": ["hudi", "instantbench"]},
+        )
+    )
+    (_, hudi), (name, engine) = expand_matrix(hudi_base)
+    assert (hudi.system.version, engine.system.version) == ("1.2.0", None)
+    assert name == "kind-instantbench" and tuple(engine.checks) == DEFAULT_CHECKS
+    assert hudi.checks == ["exactly_once", "unique_keys", "timeline"]
+    # Checks the file names stay for every side (they must suit both systems).
+    chosen = validate_scenario(
+        {
+            "name": "e",
+            "checks": ["exactly_once"],
+            "matrix": {"system.kind": ["instantbench", "hudi"]},
+        }
+    )
+    assert [v.checks for _, v in expand_matrix(chosen)] == [["exactly_once"], ["exactly_once"]]
