@@ -256,7 +256,7 @@ def compare(
 
     With --json, stdout carries the comparison's compare.json."""
     from harness.checks.verdict import worst_exit_code
-    from harness.jobs.compare import run_comparison, with_axis
+    from harness.jobs.compare import run_comparison, spark_lines, with_axis
     from reports import render_comparison, render_run
 
     loaded = _load(scenario, set_)
@@ -273,11 +273,13 @@ def compare(
     except ValueError as exc:
         _fail(exc)
     dirs = {v: [o.paths.root for o in outs] for v, outs in result.runs.items()}
-    page = render_comparison(dirs, result.out_dir, result.table)
+    lines = spark_lines(result.runs)
+    page = render_comparison(dirs, result.out_dir, result.table, lines)
     if json_:
         print((result.out_dir / "compare.json").read_text().strip(), file=stdout, flush=True)
     else:
-        _print_comparison(result.variants, result.table)
+        labels = [f"{v} [{lines[v]}]" if lines.get(v) else v for v in result.variants]
+        _print_comparison(labels, result.table)
         out.print(f"[bold]{escape(str(page))}[/bold]")
     # No verdicts at all proves nothing: fail closed.
     raise typer.Exit(worst_exit_code(result.verdicts, empty=EXIT_ERROR))

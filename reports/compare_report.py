@@ -67,11 +67,15 @@ def _timelines(runs: list[RunData]) -> list[Timeline]:
 
 
 def render_comparison(
-    run_dirs_by_variant: dict[str, list[Path]], out_dir: Path, table: list[dict[str, Any]]
+    run_dirs_by_variant: dict[str, list[Path]],
+    out_dir: Path,
+    table: list[dict[str, Any]],
+    spark_lines: dict[str, str | None] | None = None,
 ) -> Path:
     """Write compare.html and compare.md into out_dir; return the HTML path.
 
     The first variant is A, the second B (delta% is B against A), as in compare_runs.
+    `spark_lines`: the system and Spark line each variant ran on (compare.json's).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -82,6 +86,7 @@ def render_comparison(
     context = {
         "a": variants[0] if variants else "A",
         "b": variants[1] if len(variants) > 1 else "B",
+        "lines": [(v, (spark_lines or {}).get(v)) for v in variants],
         "rows": rows,
         "better": [r.metric for r in rows if r.verdict == "better"],
         "worse": [r.metric for r in rows if r.verdict == "worse"],

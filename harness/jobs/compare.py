@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.history import read_events
 from harness.metrics import CompareParams, MetricParams, RunSamples, compare_runs, run_samples
+from harness.runner.environment import spark_line
 from harness.runner.progress import JobProgress
 from harness.runner.run import run_scenario
 from harness.runner.rundir import RunOutcome
@@ -58,6 +59,11 @@ def outcome_samples(outcome: RunOutcome, scenario: Scenario) -> RunSamples:
 
 def table_rows(stats: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"metric": key, **value} for key, value in stats.items()]
+
+
+def spark_lines(runs: dict[str, list[RunOutcome]]) -> dict[str, str | None]:
+    """Each variant's system and Spark line (its first run's)."""
+    return {name: spark_line(outs[0].result) if outs else None for name, outs in runs.items()}
 
 
 def run_comparison(
@@ -105,6 +111,7 @@ def run_comparison(
             {
                 "scenario": scenario.name,
                 "variants": comparison.variants,
+                "spark_lines": spark_lines(comparison.runs),
                 "runs": {
                     v: [str(o.paths.root) for o in outs] for v, outs in comparison.runs.items()
                 },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import subprocess
@@ -44,8 +45,38 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
+def _scala_line() -> str | None:
+    """The Scala line of the project's pyspark, from its spark-core jar's name."""
+    spec = importlib.util.find_spec("pyspark")
+    folder = Path(spec.origin).parent / "jars" if spec and spec.origin else None
+    jars = sorted(folder.glob("spark-core_*.jar")) if folder and folder.is_dir() else []
+    return jars[0].name.split("_", 1)[1].split("-", 1)[0] if jars else None
+
+
+def engine_system() -> dict[str, Any]:
+    """result.json `environment.system` for the engine: its Spark line (a comparison names
+    each side's)."""
+    return {
+        "kind": "instantbench",
+        "version": None,
+        "spark_runtime": {"pyspark": _version("pyspark"), "scala": _scala_line()},
+    }
+
+
+def spark_line(result: dict[str, Any]) -> str | None:
+    """`hudi 1.2.0 on pyspark 3.5.9 (Scala 2.12)`: the system and Spark line a run's
+    result.json names (None for a result from before systems were recorded)."""
+    system = result.get("environment", {}).get("system") or {}
+    runtime = system.get("spark_runtime") or {}
+    if not runtime.get("pyspark"):
+        return None
+    name = " ".join(str(p) for p in (system.get("kind"), system.get("version")) if p)
+    return f"{name} on pyspark {runtime['pyspark']} (Scala {runtime.get('scala') or '?'})"
+
+
 def environment(backend: str) -> dict:
     return {
+        "system": engine_system(),
         "versions": {
             "instantbench": _version("instantbench"),
             "commit": _git_commit(),
