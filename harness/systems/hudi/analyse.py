@@ -92,6 +92,8 @@ def analyse_hudi_run(
         history.record(event.pop("kind"), **event)
     checks: dict[str, Any] = {}
     if error is None:
+        if run.progress is not None:
+            run.progress.phase("reading the table back through Hudi's reader")
         try:
             instants = completed_instants(entries, actions=("deltacommit", "commit"))
             reads = read_table(run.runtime, paths.table, paths.root / "reads", instants)

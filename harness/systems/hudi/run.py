@@ -24,6 +24,7 @@ from harness.runner.driver_config import fault_occurrences
 from harness.runner.errors import RunError
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
 from harness.runner.lock_setup import RunLock, lock_environment_of, start_run_lock
+from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
 from harness.scenario import Scenario
 from harness.systems.hudi.analyse import analyse_hudi_run
@@ -47,8 +48,17 @@ UNSAFE_WRITERS = {
 WATCH_INTERVAL_S = 0.005  # Hudi's commit and Spark's are ~100 ms apart: poll well inside
 
 
-def _sample(run: HudiRun, lander: Lander, elapsed: float) -> None:
+def _pending(watch: TimelineWatch) -> int:
+    """Instants on the timeline that have not completed (yet)."""
+    states: dict[str, bool] = {}
+    for entry in watch.entries():
+        states[entry.requested] = states.get(entry.requested, False) or entry.completed is not None
+    return sum(1 for done in states.values() if not done)
+
+
+def _sample(run: HudiRun, lander: Lander, watch: TimelineWatch, elapsed: float) -> None:
     rows = sum(int(b.get("rows", 0)) for d in run.drivers for b in d.events("batch"))
+    faults = [o.label for o in fault_occurrences(run.scenario) if o.active(elapsed)]
     append_series(
         run.paths.history,
         {
@@ -56,11 +66,12 @@ def _sample(run: HudiRun, lander: Lander, elapsed: float) -> None:
             "elapsed_s": elapsed,
             "source_offset": lander.offsets_landed(),
             "rows_committed_total": rows,
-            "active_faults": [
-                o.label for o in fault_occurrences(run.scenario) if o.active(elapsed)
-            ],
+            "active_faults": faults,
         },
     )
+    if run.progress is not None:
+        run.progress.update(elapsed, max(rows - run.rows_seen, 0), _pending(watch), faults)
+    run.rows_seen = rows
 
 
 def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
@@ -93,7 +104,7 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
         run.restart_if_killed()
         run.check_alive()
         if elapsed >= next_sample:
-            _sample(run, lander, elapsed)
+            _sample(run, lander, watch, elapsed)
             next_sample += 1.0
         if watch.error is not None:
             raise RunError(f"the timeline watch failed: {watch.error}")
@@ -180,29 +191,31 @@ def run_hudi(
     watch = TimelineWatch(paths.table, interval_s=WATCH_INTERVAL_S, on_new=run.on_new)
     error: str | None = None
     interrupted: Interrupted | None = None
-    try:
-        stream(run, lander, watch)
-    except RunError as exc:
-        error = str(exc)
-    except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (harness.runner.interrupt)
-        interrupted = as_interrupted(exc)
-    finally:
-        with signals_held() as held:
-            problem = _stop_all(run, lander, watch, 5 if interrupted else STOP_TIMEOUT_S)
-            if lock is not None:
-                lock.stop()
-            interrupted = interrupted or held.take()
-    if interrupted is not None:
-        error = f"interrupted by {interrupted.name}; partial results"
-    error = error or problem
-    run.history.record(Kind.RUN_END, status="error" if error else "ok", error=error)
-    result = analyse_hudi_run(
-        run,
-        error,
-        watch.entries(),
-        None if watch.error is None else str(watch.error),
-        None if lock is None else lock_environment_of(lock.spec),
-    )
+    with RunProgress(paths.root.name, scenario.run_s, quiet) as run.progress:
+        try:
+            stream(run, lander, watch)
+        except RunError as exc:
+            error = str(exc)
+        except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (harness.runner.interrupt)
+            interrupted = as_interrupted(exc)
+        finally:
+            with signals_held() as held:
+                run.progress.note("stopping...")
+                problem = _stop_all(run, lander, watch, 5 if interrupted else STOP_TIMEOUT_S)
+                if lock is not None:
+                    lock.stop()
+                interrupted = interrupted or held.take()
+        if interrupted is not None:
+            error = f"interrupted by {interrupted.name}; partial results"
+        error = error or problem
+        run.history.record(Kind.RUN_END, status="error" if error else "ok", error=error)
+        result = analyse_hudi_run(
+            run,
+            error,
+            watch.entries(),
+            None if watch.error is None else str(watch.error),
+            None if lock is None else lock_environment_of(lock.spec),
+        )
     paths.result.write_text(json.dumps(result, indent=2, default=str))
     if interrupted is not None:
         interrupted.run_dir = paths.root

@@ -12,6 +12,7 @@ from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.history_events import Kind
 from harness.runner.errors import RunError
+from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 from harness.systems.hudi.batch_writers import BatchWriters
@@ -55,6 +56,8 @@ class HudiRun:
     seam: KillBetweenCommits | KillMidCommit | None = None
     armed: Occurrence[Any] | None = None
     t0: float = 0.0
+    progress: RunProgress | None = None
+    rows_seen: int = 0  # rows committed at the last sample (the progress bar's rows/s)
     anchor: Anchor = field(default_factory=lambda: Anchor(time.time(), time.monotonic()))
 
     @property
