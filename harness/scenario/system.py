@@ -146,6 +146,20 @@ def _fault_problems(caps: Capabilities, i: int, fault: Any) -> list[Problem]:
                 fault.kind,
             )
         ]
+    refused = [k for k in caps.refused_fault_keys if getattr(fault, k, None) is not None]
+    if refused:
+        key = refused[0]
+        return [Problem(f"faults.{i}.{key}", f"{caps.refusal(key)}", getattr(fault, key))]
+    targets = caps.fault_targets.get(fault.kind)
+    target = getattr(fault, "target", None)
+    if targets and target not in targets:
+        return [
+            Problem(
+                f"faults.{i}.target",
+                f"{fault.kind} cannot reach {target} on {caps.kind}; allowed: {_allowed(targets)}",
+                target,
+            )
+        ]
     points = caps.faults[fault.kind]
     point = getattr(fault, "point", None)
     if points and point not in points:

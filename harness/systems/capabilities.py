@@ -21,6 +21,10 @@ class Capabilities:
     checks: tuple[str, ...]  # also the default checks of a scenario on this system
     # fault kind -> the points it may take (() = the fault has no point, or any of them)
     faults: Mapping[str, tuple[str, ...]]
+    # fault kind -> the targets it may take (absent: any the fault allows)
+    fault_targets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # fault keys that cannot act on the system, whatever the kind (the refusal says why)
+    refused_fault_keys: tuple[str, ...] = ()
     # why a fault kind, check or key cannot act on this system: shown by `validate`
     refusals: Mapping[str, str] = field(default_factory=dict)
     max_batch_writers: int = 0

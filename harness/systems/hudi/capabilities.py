@@ -29,7 +29,10 @@ HUDI = Capabilities(
     # batch's instant is requested or inflight on the timeline, not completed; after_commit
     # = its completed instant is on the timeline while Spark's commit log does not hold the
     # batch yet (apache/hudi#6098).
-    faults={"coordinator_crash": ("mid_commit", "after_commit")},
+    faults={"coordinator_crash": ("mid_commit", "after_commit"), "clock_skew": ()},
+    # The stream driver's clock, moved by libfaketime from outside its JVM.
+    fault_targets={"clock_skew": ("coordinator",)},
+    refused_fault_keys=("drift_ppm",),
     refusals={
         "drop_ack": _INLINE_COMMIT.format(what="drop"),
         "delay_ack": _INLINE_COMMIT.format(what="delay"),
@@ -40,6 +43,10 @@ HUDI = Capabilities(
         "hudi_reader": (
             "hudi_reader compares hudi-rs with the engine's own reads; Hudi's table is read "
             "through Hudi's Spark reader by the other checks"
+        ),
+        "drift_ppm": (
+            "libfaketime moves the driver's clock by an offset or a jump (offset_ms, jump_ms); "
+            "a drift is not built for hudi yet"
         ),
         "upsert": _BATCH_OPS,
         "insert": _BATCH_OPS,

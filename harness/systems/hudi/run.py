@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.faults.kinds import FaultKind
 from harness.history import HistoryWriter, append_series
 from harness.history_events import Kind
 from harness.pipeline.rates import rate_law
@@ -30,6 +31,7 @@ from harness.scenario import Scenario
 from harness.systems.hudi.analyse import analyse_hudi_run
 from harness.systems.hudi.batch_writers import BatchWriters, writer_configs
 from harness.systems.hudi.commits import Anchor
+from harness.systems.hudi.driver_clock import ClockSteps, ClockUnavailable, DriverClock, step_of
 from harness.systems.hudi.driver_process import TABLE_NAME, stream_config
 from harness.systems.hudi.landing import Lander, event_spec
 from harness.systems.hudi.lock_options import occ_options
@@ -100,6 +102,8 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
     while (elapsed := time.time() - run.t0) < run_s or (
         run.unsettled() and elapsed < run_s + SETTLE_LIMIT_S
     ):
+        if run.clock is not None:
+            run.clock.move(elapsed)
         run.arm_due(elapsed)
         run.restart_if_killed()
         run.check_alive()
@@ -173,11 +177,20 @@ def _prepare(scenario: Scenario, out: Path, variant: str | None) -> tuple[HudiRu
     runtime = require_runtime(scenario)  # before anything starts
     paths = new_run_paths(scenario, out, variant)
     run = HudiRun(scenario, paths, runtime, HistoryWriter(paths.history, "runner"), variant)
+    occurrences = list(fault_occurrences(scenario))
+    run.pending = [o for o in occurrences if o.kind == FaultKind.COORDINATOR_CRASH]
+    steps = [step_of(o) for o in occurrences if o.kind == FaultKind.CLOCK_SKEW]
+    if steps:
+        try:
+            run.clock = ClockSteps(DriverClock(paths.control), steps, run.history)
+        except ClockUnavailable as exc:
+            raise RunError(f"{scenario.source_file}: faults: clock_skew: {exc}") from None
     lock = start_run_lock(scenario, paths) if scenario.batch_writers.count else None
     run.config = driver_config(scenario, paths, runtime, lock)
+    if run.clock is not None:
+        run.config["jvm_env"] = run.clock.clock.env()  # stream_driver.py: its JVM only
     configs = writer_configs(scenario, run.config, paths.control)
     run.writers = BatchWriters(runtime, configs, paths.logs) if configs else None
-    run.pending = list(fault_occurrences(scenario))
     return run, lock
 
 

@@ -17,6 +17,7 @@ from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 from harness.systems.hudi.batch_writers import BatchWriters
 from harness.systems.hudi.commits import Anchor
+from harness.systems.hudi.driver_clock import ClockSteps
 from harness.systems.hudi.driver_process import DriverProcess
 from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
 from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit
@@ -52,6 +53,7 @@ class HudiRun:
     config: dict[str, Any] = field(default_factory=dict)
     drivers: list[DriverProcess] = field(default_factory=list)
     writers: BatchWriters | None = None
+    clock: ClockSteps | None = None  # clock_skew on the driver
     pending: list[Occurrence[Any]] = field(default_factory=list)
     seam: KillBetweenCommits | KillMidCommit | None = None
     armed: Occurrence[Any] | None = None
@@ -79,10 +81,13 @@ class HudiRun:
         self.history.record(Kind.DRIVER_START, pid=driver.process.pid, restored_batch=None)
 
     def on_new(self, new: list[SeenInstant]) -> None:
-        """The timeline watch's callback: the armed seam decides whether to kill now."""
+        """The timeline watch's callback: the armed seam decides whether to kill now, and
+        a new instant may show the driver's skewed clock."""
         seam = self.seam
         if seam is not None:
             seam(new)
+        if self.clock is not None:
+            self.clock.seen(new, self.anchor.wall_of)
 
     def arm_due(self, elapsed: float) -> None:
         if self.seam is not None or not self.pending or self.pending[0].at_s > elapsed:
@@ -136,10 +141,12 @@ class HudiRun:
             )
 
     def unsettled(self) -> bool:
-        """A crash still to fire, or a batch writer yet to commit: past its duration the
-        run goes on for these (up to SETTLE_LIMIT_S), not for anything else."""
+        """A crash still to fire, a batch writer yet to commit or a clock skew no instant
+        has shown yet: past its duration the run goes on for these (up to
+        SETTLE_LIMIT_S), not for anything else."""
         writers_pending = self.writers is not None and not self.writers.each_committed()
-        return bool(self.pending) or self.seam is not None or writers_pending
+        skew_unseen = self.clock is not None and self.clock.unproven()
+        return bool(self.pending) or self.seam is not None or writers_pending or skew_unseen
 
     def _point(self) -> str:
         return str(getattr(self.armed.fault, "point", "")) if self.armed else ""

@@ -179,6 +179,9 @@ def drain(query: StreamingQuery, cfg: dict[str, Any], limit_s: float) -> bool:
 
 def run(cfg: dict[str, Any]) -> int:
     t0 = time.monotonic()
+    # The driver JVM's environment (libfaketime for a clock fault): the JVM that pyspark
+    # starts next inherits it; this python, already running, does not load it.
+    os.environ.update(cfg.get("jvm_env", {}))
     spark = build_session(cfg)
     emit("session", startup_s=round(time.monotonic() - t0, 3))
     spark.streams.addListener(BatchLines())

@@ -107,3 +107,12 @@ def test_a_system_axis_gives_each_variant_its_own_version_and_checks() -> None:
         }
     )
     assert [v.checks for _, v in expand_matrix(chosen)] == [["exactly_once"], ["exactly_once"]]
+
+
+def test_hudi_skews_its_stream_driver_s_clock_by_an_offset_or_a_jump() -> None:
+    step = {"kind": "clock_skew", "at_s": 5, "target": "coordinator", "jump_ms": -10000}
+    assert validate_scenario(_hudi(faults=[step])).faults[0].kind == "clock_skew"
+    writers = _problem(_hudi(faults=[{**step, "target": "batch_writer:0"}]))
+    assert "faults.0.target" in writers and "allowed: coordinator" in writers
+    drift = {"kind": "clock_skew", "at_s": 5, "drift_ppm": 500}
+    assert "faults.0.drift_ppm" in _problem(_hudi(faults=[drift]))
