@@ -10,7 +10,7 @@ from typing import Any
 
 from reports import plot_compare
 from reports.rundata import RunData, load_run
-from reports.svg import chart
+from reports.svg import Chart, chart
 from reports.tables import delta_with_interval, fmt
 from reports.templating import render
 from reports.timeline import Timeline, build_timeline
@@ -98,36 +98,41 @@ def render_comparison(
         },
         "suspect": [r for rs in runs.values() for r in rs if r.verdict != "valid"],
         "forced": [r for rs in runs.values() for r in rs if r.instant_mode_forced],
-        "charts": [
-            chart(
-                "delta% with its interval, every metric",
-                lambda: plot_compare.deltas_svg(table),
-                "No metric has an interval (one pair of runs, or none).",
-                "Green: better, red: worse, grey: the same (the interval reaches zero, the "
-                "change is under 5%, or it does not survive the false-discovery control).",
-            ),
-            chart(
-                "Throughput over time, every run",
-                lambda: plot_compare.throughput_overlay_svg(timelines),
-                "No run has a usable history.",
-                "Rows made visible per second; one line per run, coloured by variant.",
-            ),
-            chart(
-                "Distribution of per-second throughput",
-                lambda: plot_compare.throughput_box_svg(timelines),
-                "No measured seconds in any run.",
-                "All measured seconds of all runs of a variant. A smoother variant has a "
-                "narrower box and a higher left whisker (fewer near-empty seconds).",
-            ),
-            chart(
-                "Writer blocked time, every run",
-                lambda: plot_compare.blocked_overlay_svg(timelines),
-                "No run has a usable history.",
-                "Milliseconds per second that writers waited for an instant or a commit.",
-            ),
-        ],
+        "charts": _charts(table, timelines),
     }
     html = out_dir / "compare.html"
     html.write_text(render("compare.html", **context), encoding="utf-8")
     (out_dir / "compare.md").write_text(render("compare.md", **context), encoding="utf-8")
     return html
+
+
+def _charts(table: list[dict[str, Any]], timelines: dict[str, list[Timeline]]) -> list[Chart]:
+    """The comparison's charts: deltas, then throughput and blocked time of every run."""
+    return [
+        chart(
+            "delta% with its interval, every metric",
+            lambda: plot_compare.deltas_svg(table),
+            "No metric has an interval (one pair of runs, or none).",
+            "Green: better, red: worse, grey: the same (the interval reaches zero, the "
+            "change is under 5%, or it does not survive the false-discovery control).",
+        ),
+        chart(
+            "Throughput over time, every run",
+            lambda: plot_compare.throughput_overlay_svg(timelines),
+            "No run has a usable history.",
+            "Rows made visible per second; one line per run, coloured by variant.",
+        ),
+        chart(
+            "Distribution of per-second throughput",
+            lambda: plot_compare.throughput_box_svg(timelines),
+            "No measured seconds in any run.",
+            "All measured seconds of all runs of a variant. A smoother variant has a "
+            "narrower box and a higher left whisker (fewer near-empty seconds).",
+        ),
+        chart(
+            "Writer blocked time, every run",
+            lambda: plot_compare.blocked_overlay_svg(timelines),
+            "No run has a usable history.",
+            "Milliseconds per second that writers waited for an instant or a commit.",
+        ),
+    ]

@@ -35,6 +35,11 @@ class Comparison:
     def verdicts(self) -> list[str]:
         return [o.verdict for outs in self.runs.values() for o in outs]
 
+    @property
+    def spark_lines(self) -> dict[str, str | None]:
+        """Each variant's system and Spark line (its first run's)."""
+        return {v: spark_line(outs[0].result) if outs else None for v, outs in self.runs.items()}
+
 
 def with_axis(scenario: Scenario, axis: str) -> Scenario:
     """`--axis KEY=V1,V2` replaces the scenario's matrix with that one axis."""
@@ -61,11 +66,6 @@ def table_rows(stats: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"metric": key, **value} for key, value in stats.items()]
 
 
-def spark_lines(runs: dict[str, list[RunOutcome]]) -> dict[str, str | None]:
-    """Each variant's system and Spark line (its first run's)."""
-    return {name: spark_line(outs[0].result) if outs else None for name, outs in runs.items()}
-
-
 def run_comparison(
     scenario: Scenario,
     out: Path,
@@ -83,10 +83,25 @@ def run_comparison(
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     comparison = Comparison(out / f"{scenario.name}-compare-{stamp}", [v for v, _ in variants])
     comparison.runs = {name: [] for name, _ in variants}
+    samples = _interleaved_runs(scenario, variants, comparison, repeat, quiet, on_run)
+    a, b = comparison.variants
+    comparison.table = table_rows(compare_runs(samples[a], samples[b], params=params))
+    _write_compare_json(scenario, comparison, params)
+    return comparison
+
+
+def _interleaved_runs(
+    scenario: Scenario,
+    variants: list[tuple[str, Scenario]],
+    comparison: Comparison,
+    repeat: int | None,
+    quiet: bool,
+    on_run: Callable[[RunOutcome], object] | None,
+) -> dict[str, list[RunSamples]]:
+    """Interleave A, B, A, B, ...: drift of the machine over time hits both alike, and each
+    A run has a B run next to it to be paired with."""
     samples: dict[str, list[RunSamples]] = {name: [] for name, _ in variants}
     runs_dir = comparison.out_dir / "runs"
-    # Interleave A, B, A, B, ...: drift of the machine over time hits both alike, and each
-    # A run has a B run next to it to be paired with.
     repeats = repeat or scenario.repeat
     plan = [resolved.run_s for _ in range(repeats) for _, resolved in variants]
     with JobProgress(f"compare {scenario.name}", plan, quiet) as job:
@@ -98,33 +113,33 @@ def run_comparison(
                     samples[name].append(outcome_samples(outcome, resolved))
                     if on_run is not None:
                         job.status("rendering the report")
-                        try:
-                            on_run(outcome)
-                        except Exception as exc:  # a report that fails to render loses no runs
-                            root = outcome.paths.root
-                            print(f"{root}: {type(exc).__name__}: {exc}", file=sys.stderr)
-    a, b = comparison.variants
-    comparison.table = table_rows(compare_runs(samples[a], samples[b], params=params))
+                        _render(on_run, outcome)
+    return samples
+
+
+def _render(on_run: Callable[[RunOutcome], object], outcome: RunOutcome) -> None:
+    try:
+        on_run(outcome)
+    except Exception as exc:  # a report that fails to render loses no runs
+        print(f"{outcome.paths.root}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+def _write_compare_json(
+    scenario: Scenario, comparison: Comparison, params: CompareParams | None
+) -> None:
+    runs = comparison.runs
+    document = {
+        "scenario": scenario.name,
+        "variants": comparison.variants,
+        "spark_lines": comparison.spark_lines,
+        "runs": {v: [str(o.paths.root) for o in outs] for v, outs in runs.items()},
+        "verdicts": {v: [o.verdict for o in outs] for v, outs in runs.items()},
+        "statistics": {
+            **asdict(params or CompareParams()),
+            "interval": "hierarchical bootstrap: pairs, then circular blocks of seconds",
+            "fdr": "Benjamini-Hochberg",
+        },
+        "table": comparison.table,
+    }
     comparison.out_dir.mkdir(parents=True, exist_ok=True)
-    (comparison.out_dir / "compare.json").write_text(
-        json.dumps(
-            {
-                "scenario": scenario.name,
-                "variants": comparison.variants,
-                "spark_lines": spark_lines(comparison.runs),
-                "runs": {
-                    v: [str(o.paths.root) for o in outs] for v, outs in comparison.runs.items()
-                },
-                "verdicts": {v: [o.verdict for o in outs] for v, outs in comparison.runs.items()},
-                "statistics": {
-                    **asdict(params or CompareParams()),
-                    "interval": "hierarchical bootstrap: pairs, then circular blocks of seconds",
-                    "fdr": "Benjamini-Hochberg",
-                },
-                "table": comparison.table,
-            },
-            indent=2,
-            default=str,
-        )
-    )
-    return comparison
+    (comparison.out_dir / "compare.json").write_text(json.dumps(document, indent=2, default=str))

@@ -9,8 +9,16 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
-from harness.systems.hudi import batch_writer, reader, spark_session, stream_driver, table_options
+from harness.systems.hudi import (
+    batch_writer,
+    reader,
+    script_io,
+    spark_session,
+    stream_driver,
+    table_options,
+)
 from harness.systems.hudi.read_table import (
     CompletedInstant,
     collect,
@@ -24,7 +32,7 @@ RUNTIME = SparkRuntime(sys.executable, "3.5.9", "2.12", ("/cache/hudi.jar",), ("
 ALLOWED = {"pyspark"}  # plus the standard library: nothing of the project, no pyarrow
 # The session module the scripts share: beside them when the runtime runs them as scripts,
 # through the project's package when the tests import them (the only project import).
-SHARED = {"spark_session", "table_options", "harness"}
+SHARED = {"spark_session", "table_options", "script_io", "harness"}
 
 
 def _top_level_imports(path: Path) -> set[str]:
@@ -45,11 +53,26 @@ def _foreign(module: object) -> set[str]:
 def test_runtime_scripts_import_only_pyspark_and_the_standard_library() -> None:
     assert _foreign(spark_session) <= ALLOWED
     assert _foreign(table_options) == set()
+    assert _foreign(script_io) == set()
     for module in (stream_driver, reader, batch_writer):
         assert _foreign(module) <= ALLOWED | SHARED, module.__name__
         text = Path(module.__file__ or "").read_text()
         assert "from harness.systems.hudi.spark_session import" in text
         assert "from spark_session import" in text  # how the runtime's python finds it
+        assert "script_main(sys.argv, run)" in text  # one way in for every script
+
+
+def test_a_script_takes_one_config_and_says_its_usage_otherwise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "cfg.json"
+    config.write_text(json.dumps({"rows": 3}))
+    assert script_io.script_main(["/x/batch_writer.py", str(config)], lambda cfg: cfg["rows"]) == 3
+    assert script_io.script_main(["/x/batch_writer.py"], lambda cfg: 0) == 2
+    assert "usage: batch_writer.py CONFIG.json" in capsys.readouterr().err
+    script_io.emit("txn", writer="w0")
+    line = json.loads(capsys.readouterr().out)
+    assert line["event"] == "txn" and line["writer"] == "w0" and line["t"] > 0
 
 
 def test_the_scripts_share_one_hudi_session() -> None:

@@ -18,7 +18,6 @@ when the stop file appears.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -29,9 +28,11 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 try:  # imported as a module of the project (its tests)
+    from harness.systems.hudi.script_io import emit, script_main
     from harness.systems.hudi.spark_session import build_session
     from harness.systems.hudi.table_options import ACCOUNTS, LEDGER_COLUMN, table_options
 except ImportError:  # run as a script by the Hudi runtime's python: the modules are beside it
+    from script_io import emit, script_main  # type: ignore[no-redef]
     from spark_session import build_session  # type: ignore[no-redef]
     from table_options import ACCOUNTS, LEDGER_COLUMN, table_options  # type: ignore[no-redef]
 
@@ -43,10 +44,6 @@ ROW_SCHEMA = (
     "id long, event_id long, event_time double, account int, amount long, payload binary, "
     f"{LEDGER_COLUMN} string"
 )
-
-
-def emit(event: str, **fields: Any) -> None:
-    print(json.dumps({"event": event, "t": time.time(), **fields}), flush=True)
 
 
 def quiet(spark: SparkSession) -> None:
@@ -156,13 +153,5 @@ def run(cfg: dict[str, Any]) -> int:
     return 0
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: batch_writer.py CONFIG.json", file=sys.stderr)
-        return 2
-    with open(argv[1], encoding="utf-8") as handle:
-        return run(json.load(handle))
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(script_main(sys.argv, run))

@@ -25,8 +25,10 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 try:  # imported as a module of the project (its tests)
+    from harness.systems.hudi.script_io import script_main
     from harness.systems.hudi.spark_session import build_session
-except ImportError:  # run as a script by the Hudi runtime's python: the module is beside it
+except ImportError:  # run as a script by the Hudi runtime's python: the modules are beside it
+    from script_io import script_main  # type: ignore[no-redef]
     from spark_session import build_session  # type: ignore[no-redef]
 
 KEY_COLUMNS = ["id", "event_id", "_hoodie_commit_time"]
@@ -71,12 +73,7 @@ def run_read(
     return entry
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: reader.py CONFIG.json", file=sys.stderr)
-        return 2
-    with open(argv[1], encoding="utf-8") as handle:
-        cfg = json.load(handle)
+def run(cfg: dict[str, Any]) -> int:
     os.makedirs(cfg["out_dir"], exist_ok=True)
     spark = build_session(cfg, "hudi-reader", "local[2]", {"spark.sql.shuffle.partitions": "2"})
     entries = [run_read(spark, cfg, read) for read in plan(cfg)]
@@ -89,4 +86,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(script_main(sys.argv, run))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
 from typing import Any
 
@@ -27,21 +26,15 @@ from pyspark.sql.functions import lit
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 try:  # imported as a module of the project (its tests)
+    from harness.systems.hudi.script_io import emit, script_main
     from harness.systems.hudi.spark_session import build_session as build_shared_session
     from harness.systems.hudi.table_options import LEDGER_COLUMN, LEGS, table_options
 except ImportError:  # run as a script by the Hudi runtime's python: the modules are beside it
+    from script_io import emit, script_main  # type: ignore[no-redef]
     from spark_session import build_session as build_shared_session  # type: ignore[no-redef]
     from table_options import LEDGER_COLUMN, LEGS, table_options  # type: ignore[no-redef]
 
 INFO_LOGGERS = ["org.apache.hudi.HoodieStreamingSink"]
-_print_lock = threading.Lock()
-
-
-def emit(event: str, **fields: Any) -> None:
-    """One JSON line on stdout; the listener thread and the main thread both write."""
-    line = json.dumps({"event": event, "t": time.time(), **fields})
-    with _print_lock:
-        print(line, flush=True)
 
 
 def build_session(cfg: dict[str, Any]) -> SparkSession:
@@ -201,13 +194,5 @@ def run(cfg: dict[str, Any]) -> int:
     return 0
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: stream_driver.py CONFIG.json", file=sys.stderr)
-        return 2
-    with open(argv[1], encoding="utf-8") as handle:
-        return run(json.load(handle))
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(script_main(sys.argv, run))

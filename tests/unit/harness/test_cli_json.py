@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import harness.jobs.compare
 import harness.runner.run
 import reports
 from harness.cli import app
+from harness.jobs.compare import Comparison
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 
@@ -34,18 +35,6 @@ class _Outcome:
         return self.result["verdict"]
 
 
-@dataclass
-class _Comparison:
-    out_dir: Path
-    variants: list[str]
-    runs: dict[str, list[_Outcome]] = field(default_factory=dict)
-    table: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def verdicts(self) -> list[str]:
-        return [o.verdict for outs in self.runs.values() for o in outs]
-
-
 def _result(variant: str | None) -> dict[str, Any]:
     return {"scenario": "x", "run_id": f"x-{variant}", "variant": variant, "verdict": "valid"}
 
@@ -62,7 +51,7 @@ def fake_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         doc = {"scenario": "x", "variants": ["a", "b"], "table": [{"metric": "m"}]}
         (out_dir / "compare.json").write_text(json.dumps(doc, indent=2))
         runs = {v: [_Outcome(_Paths(tmp_path / v), _result(v))] for v in ("a", "b")}
-        return _Comparison(out_dir, ["a", "b"], runs, doc["table"])
+        return Comparison(out_dir, ["a", "b"], runs, doc["table"])  # type: ignore[arg-type]
 
     monkeypatch.setattr(harness.runner.run, "run_scenario", run_scenario)
     monkeypatch.setattr(harness.jobs.compare, "run_comparison", run_comparison)

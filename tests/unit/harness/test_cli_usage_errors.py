@@ -1,4 +1,4 @@
-"""Usage errors (harness/cli_usage.py): one line on stderr, exit 2, naming the option,
+"""Usage errors (harness/cli/usage.py): one line on stderr, exit 2, naming the option,
 argument or command and what is allowed; no usage box, nothing on stdout."""
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ def test_compare_shows_run_k_of_n_on_stderr_never_on_stdout(
 
 
 def test_a_metric_name_wider_than_the_terminal_is_printed_whole() -> None:
-    from harness.cli import _print_comparison
+    from harness.cli.tables import print_comparison
 
     name = "writer_blocked_ms_per_s.mean_of_a_metric_whose_name_is_wider_than_the_terminal"
     row = {
@@ -136,7 +136,7 @@ def test_a_metric_name_wider_than_the_terminal_is_printed_whole() -> None:
         "verdict": "better",
     }
     console = Console(file=StringIO(), width=40)
-    _print_comparison(["blocking", "async"], [row], console)
+    print_comparison(["blocking", "async"], [row], console)
     text = console.file.getvalue()
     assert len(name) > 40
     line = next(line for line in text.splitlines() if name in line)  # whole, on one line

@@ -1,0 +1,34 @@
+"""How the runtime-side scripts talk to the harness: one JSON config in, JSON lines out.
+
+Imported by stream_driver.py, batch_writer.py and reader.py, which the Hudi runtime's
+python (pyspark 3.5) runs as scripts: it imports only the standard library, and they find
+it beside them (a script's folder is the first entry of sys.path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+_print_lock = threading.Lock()
+
+
+def emit(event: str, **fields: Any) -> None:
+    """One JSON line on stdout; a listener thread and the main thread may both write."""
+    line = json.dumps({"event": event, "t": time.time(), **fields})
+    with _print_lock:
+        print(line, flush=True)
+
+
+def script_main(argv: list[str], run: Callable[[dict[str, Any]], int]) -> int:
+    """`python SCRIPT CONFIG.json`: run with the config, or exit 2 with the usage."""
+    if len(argv) != 2:
+        print(f"usage: {os.path.basename(argv[0])} CONFIG.json", file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8") as handle:
+        return run(json.load(handle))
