@@ -179,7 +179,8 @@ SHARED_WAIT_UNREACHED = ("instant_before_truetime", "instant_truetime_wait")
 # random: drawn per run from the fault's (or the scenario's) seed among the seams every run
 # reaches (the coordinator's, instant creation's and commit's; harness/faults/seams.py).
 PausePoint = Literal[CoordinatorPoint, TableSeam, "random"]
-BatchWriterPoint = Literal[TableSeam, "random"]
+# lock_held (Hudi): wherever it is when it is seen holding the table's ZooKeeper lock.
+BatchWriterPoint = Literal[TableSeam, "random", "lock_held"]
 
 
 class CoordinatorCrash(_Repeating):
@@ -228,7 +229,8 @@ class BatchWriterPause(_Fault):
     then; at most duration_s + 30 s)."""
     point: BatchWriterPoint = "commit_before_completed"
     """The table seam where it stops, or random (drawn from the seed among instant
-    creation's and commit's)."""
+    creation's and commit's); on hudi lock_held: as soon as it is seen holding the
+    ZooKeeper lock, from outside its JVM."""
 
 
 class _Counted(_Fault):

@@ -38,20 +38,52 @@ def default_checks(data: Any) -> Any:
 def system_problems(s: "Scenario") -> list[Problem]:
     caps = capabilities_of(s.system.kind)
     if caps is None:
-        if s.system.version is not None:
-            return [
-                Problem(
-                    "system.version",
-                    "instantbench has no version to choose; allowed: leave it out",
-                    s.system.version,
-                )
-            ]
-        return []
+        return _engine_problems(s)
     return [
         *_version_problems(s, caps),
         *_shape_problems(s, caps),
         *_check_problems(s, caps),
         *[p for i, f in enumerate(s.faults) for p in _fault_problems(caps, i, f)],
+        *_fault_lock_problems(s, caps),
+    ]
+
+
+def _engine_problems(s: "Scenario") -> list[Problem]:
+    """The engine has no version, and its batch writers stop at named seams."""
+    problems = [
+        Problem(f"faults.{i}.point", LOCK_HELD_ON_ENGINE, "lock_held")
+        for i, f in enumerate(s.faults)
+        if getattr(f, "point", None) == "lock_held"
+    ]
+    if s.system.version is not None:
+        problems.append(
+            Problem(
+                "system.version",
+                "instantbench has no version to choose; allowed: leave it out",
+                s.system.version,
+            )
+        )
+    return problems
+
+
+LOCK_HELD_ON_ENGINE = (
+    "lock_held is where Hudi's writer is seen holding its ZooKeeper lock from outside its "
+    "JVM; the engine's batch writers stop at a named seam instead (faults: "
+    "`instantbench faults batch_writer_pause`)"
+)
+
+
+def _fault_lock_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
+    provider = s.engine.lock.provider
+    return [
+        Problem(
+            "engine.lock.provider",
+            f"{f.kind} on {caps.kind} acts through the lock's sessions: "
+            f"{caps.refusal(f'{f.kind}:{provider}')}; allowed: {_allowed(providers)}",
+            provider,
+        )
+        for f in s.faults
+        if (providers := caps.fault_lock_providers.get(f.kind)) and provider not in providers
     ]
 
 

@@ -31,6 +31,8 @@ class Capabilities:
     batch_writer_ops: tuple[str, ...] = ()
     # engine.lock.provider values the system's writers can share (with batch writers)
     lock_providers: tuple[str, ...] = ()
+    # fault kind -> the lock providers it can act through (absent: any)
+    fault_lock_providers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def default_version(self) -> str | None:

@@ -42,12 +42,20 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def four_letter(host: str, port: int, command: bytes, timeout_s: float = 1.0) -> bytes:
+    """The server's whole answer to a four-letter command (it closes the connection)."""
+    chunks = []
+    with socket.create_connection((host, port), timeout=timeout_s) as s:
+        s.sendall(command)
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def ruok(host: str, port: int, timeout_s: float = 1.0) -> bool:
     """True if a ZooKeeper server answers `ruok` with `imok` at host:port."""
     try:
-        with socket.create_connection((host, port), timeout=timeout_s) as s:
-            s.sendall(b"ruok")
-            return s.recv(16) == b"imok"
+        return four_letter(host, port, b"ruok", timeout_s) == b"imok"
     except OSError:
         return False
 
@@ -72,7 +80,7 @@ class ZooKeeperServer:
             f"minSessionTimeout={2 * TICK_MS}\n"
             f"maxSessionTimeout={MAX_SESSION_MS}\n"
             "admin.enableServer=false\n"
-            "4lw.commands.whitelist=ruok,srvr\n"
+            "4lw.commands.whitelist=ruok,srvr,cons\n"  # cons: whose session holds a lock
         )
         return cfg
 

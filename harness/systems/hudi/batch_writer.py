@@ -131,7 +131,8 @@ def stopped(stop_file: str, wait_s: float) -> bool:
 
 
 def run(cfg: dict[str, Any]) -> int:
-    spark = build_session(cfg, cfg["writer"], "local[1]", {"spark.sql.shuffle.partitions": "1"})
+    extra = {"spark.sql.shuffle.partitions": "1", "spark.sql.warehouse.dir": cfg["warehouse_dir"]}
+    spark = build_session(cfg, cfg["writer"], "local[1]", extra)
     quiet(spark)
     emit("session", pid=os.getpid())
     for key, value in table_options(cfg).items():  # what MERGE INTO writes with

@@ -49,6 +49,7 @@ def writer_configs(scenario: Scenario, stream: dict[str, Any], work: Path) -> li
             "seed": scenario.seed * 7919 + index,
             "max_attempts": MAX_ATTEMPTS,
             "stop_file": str(work / f"STOP-batch-writer-{index}"),
+            "warehouse_dir": str(work / f"spark-warehouse-{index}"),  # not the runner's cwd
         }
         for index in range(count)
     ]

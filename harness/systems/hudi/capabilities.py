@@ -29,7 +29,14 @@ HUDI = Capabilities(
     # batch's instant is requested or inflight on the timeline, not completed; after_commit
     # = its completed instant is on the timeline while Spark's commit log does not hold the
     # batch yet (apache/hudi#6098).
-    faults={"coordinator_crash": ("mid_commit", "after_commit"), "clock_skew": ()},
+    # A batch writer stopped once it is seen holding the ZooKeeper lock (lock_held), or
+    # holding it with its metadata-table commit inflight (commit_before_completed: past
+    # Hudi's conflict check), past its session's timeout (harness/systems/hudi/lock_pause.py).
+    faults={
+        "coordinator_crash": ("mid_commit", "after_commit"),
+        "clock_skew": (),
+        "batch_writer_pause": ("lock_held", "commit_before_completed"),
+    },
     # The stream driver's clock, moved by libfaketime from outside its JVM.
     fault_targets={"clock_skew": ("coordinator",)},
     refused_fault_keys=("drift_ppm",),
@@ -51,6 +58,11 @@ HUDI = Capabilities(
         "upsert": _BATCH_OPS,
         "insert": _BATCH_OPS,
         "service": "the engine's lock service has no Hudi client",
+        "batch_writer_pause:file": (
+            "Hudi's file-system lock has no session to expire (it expires by its file's age, "
+            "in whole minutes): the pause needs the ZooKeeper lock, whose holder the runner "
+            "can see"
+        ),
         "storage": (
             "Hudi's storage-based lock provider needs an object store (S3, GCS, Azure); "
             "a local table uses its file-system lock provider (file)"
@@ -60,4 +72,5 @@ HUDI = Capabilities(
     max_batch_writers=4,
     batch_writer_ops=("transfer",),
     lock_providers=("zookeeper", "file"),
+    fault_lock_providers={"batch_writer_pause": ("zookeeper",)},
 )

@@ -34,7 +34,9 @@ from harness.systems.hudi.commits import Anchor
 from harness.systems.hudi.driver_clock import ClockSteps, ClockUnavailable, DriverClock, step_of
 from harness.systems.hudi.driver_process import TABLE_NAME, stream_config
 from harness.systems.hudi.landing import Lander, event_spec
-from harness.systems.hudi.lock_options import occ_options
+from harness.systems.hudi.lock_holder import LockHolders
+from harness.systems.hudi.lock_options import ZOOKEEPER_BASE_PATH, occ_options
+from harness.systems.hudi.lock_pause import LockHolderPause
 from harness.systems.hudi.run_state import SETTLE_LIMIT_S, HudiRun, require_runtime
 from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.timeline_watch import TimelineWatch
@@ -104,6 +106,8 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
     ):
         if run.clock is not None:
             run.clock.move(elapsed)
+        for pause in run.lock_pauses:
+            pause.step(elapsed)
         run.arm_due(elapsed)
         run.restart_if_killed()
         run.check_alive()
@@ -148,6 +152,9 @@ def _stop_all(run: HudiRun, lander: Lander, watch: TimelineWatch, timeout_s: flo
     """Stop the feed, the batch writers and the driver (cleanly, or their groups killed)
     and the watch; what did not stop cleanly."""
     lander.stop()
+    for pause in run.lock_pauses:
+        pause.release()  # a writer still stopped would never stop
+        pause.holders.close()
     if run.writers is not None:
         run.writers.request_stop()  # they finish their transaction while the stream drains
     code = run.driver.stop(timeout_s) if run.drivers else None
@@ -186,6 +193,13 @@ def _prepare(scenario: Scenario, out: Path, variant: str | None) -> tuple[HudiRu
         except ClockUnavailable as exc:
             raise RunError(f"{scenario.source_file}: faults: clock_skew: {exc}") from None
     lock = start_run_lock(scenario, paths) if scenario.batch_writers.count else None
+    pauses = [o for o in occurrences if o.kind == FaultKind.BATCH_WRITER_PAUSE]
+    if pauses and lock is not None:
+        holders = LockHolders(str(lock.spec.endpoint), f"{ZOOKEEPER_BASE_PATH}/{TABLE_NAME}")
+        run.lock_pauses = [
+            LockHolderPause(o, holders, run.groups, run.history, lock.spec.lease_s, paths.table)
+            for o in pauses
+        ]
     run.config = driver_config(scenario, paths, runtime, lock)
     if run.clock is not None:
         run.config["jvm_env"] = run.clock.clock.env()  # stream_driver.py: its JVM only

@@ -19,6 +19,7 @@ from harness.systems.hudi.batch_writers import BatchWriters
 from harness.systems.hudi.commits import Anchor
 from harness.systems.hudi.driver_clock import ClockSteps
 from harness.systems.hudi.driver_process import DriverProcess
+from harness.systems.hudi.lock_pause import LockHolderPause
 from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
 from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit
 from harness.systems.hudi.timeline_watch import SeenInstant
@@ -54,6 +55,7 @@ class HudiRun:
     drivers: list[DriverProcess] = field(default_factory=list)
     writers: BatchWriters | None = None
     clock: ClockSteps | None = None  # clock_skew on the driver
+    lock_pauses: list[LockHolderPause] = field(default_factory=list)
     pending: list[Occurrence[Any]] = field(default_factory=list)
     seam: KillBetweenCommits | KillMidCommit | None = None
     armed: Occurrence[Any] | None = None
@@ -69,6 +71,14 @@ class HudiRun:
     @property
     def identifier(self) -> str:
         return str(self.config["identifier"])
+
+    def groups(self) -> dict[str, int]:
+        """Each writer's process group (its leader's pid), by the label faults target."""
+        groups = {"coordinator": self.driver.process.pid} if self.drivers else {}
+        if self.writers is not None:
+            for config, process in zip(self.writers.configs, self.writers.processes, strict=False):
+                groups[str(config["writer"])] = process.process.pid
+        return groups
 
     def start_driver(self) -> None:
         name = f"driver-{len(self.drivers)}"
@@ -141,12 +151,14 @@ class HudiRun:
             )
 
     def unsettled(self) -> bool:
-        """A crash still to fire, a batch writer yet to commit or a clock skew no instant
-        has shown yet: past its duration the run goes on for these (up to
-        SETTLE_LIMIT_S), not for anything else."""
+        """A crash still to fire, a lock holder's pause not over, a batch writer yet to
+        commit or a clock skew no instant has shown yet: past its duration the run goes on
+        for these (up to SETTLE_LIMIT_S), not for anything else."""
         writers_pending = self.writers is not None and not self.writers.each_committed()
         skew_unseen = self.clock is not None and self.clock.unproven()
-        return bool(self.pending) or self.seam is not None or writers_pending or skew_unseen
+        paused = any(p.unsettled() for p in self.lock_pauses)
+        waiting = bool(self.pending) or self.seam is not None or paused
+        return waiting or writers_pending or skew_unseen
 
     def _point(self) -> str:
         return str(getattr(self.armed.fault, "point", "")) if self.armed else ""

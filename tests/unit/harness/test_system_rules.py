@@ -116,3 +116,32 @@ def test_hudi_skews_its_stream_driver_s_clock_by_an_offset_or_a_jump() -> None:
     assert "faults.0.target" in writers and "allowed: coordinator" in writers
     drift = {"kind": "clock_skew", "at_s": 5, "drift_ppm": 500}
     assert "faults.0.drift_ppm" in _problem(_hudi(faults=[drift]))
+
+
+def test_a_hudi_lock_holder_pause_needs_the_zookeeper_lock_and_a_seam_seen_from_outside() -> None:
+    def pause(point: str, provider: str = "zookeeper") -> dict:
+        return _hudi(
+            source={"mode": "bank"},
+            batch_writers={"count": 2, "op": "transfer"},
+            engine={"lock": {"provider": provider}},
+            faults=[{"kind": "batch_writer_pause", "at_s": 4, "point": point}],
+        )
+
+    for point in ("lock_held", "commit_before_completed"):
+        assert validate_scenario(pause(point)).faults[0].point == point
+    inside = _problem(pause("instant_before_requested"))
+    assert "faults.0.point" in inside and "allowed: lock_held, commit_before_completed" in inside
+    assert "allowed: lock_held" in _problem(pause("random"))
+    file_lock = _problem(pause("lock_held", "file"))
+    assert "engine.lock.provider" in file_lock and "no session to expire" in file_lock
+    assert "allowed: zookeeper (got 'file')" in file_lock
+
+
+def test_the_engine_s_batch_writers_stop_at_named_seams_not_at_lock_held() -> None:
+    engine = {
+        "name": "e",
+        "batch_writers": {"count": 1},
+        "faults": [{"kind": "batch_writer_pause", "at_s": 4, "point": "lock_held"}],
+    }
+    text = _problem(engine)
+    assert "faults.0.point" in text and "named seam" in text
