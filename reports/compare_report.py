@@ -90,7 +90,7 @@ def render_comparison(
         "rows": rows,
         "better": [r.metric for r in rows if r.verdict == "better"],
         "worse": [r.metric for r in rows if r.verdict == "worse"],
-        "same": sum(r.verdict not in ("better", "worse") for r in rows),
+        "same": sum(r.verdict == "same" for r in rows),
         "colours": plot_compare.colours(variants),
         "runs": {
             v: [RunEntry(r, os.path.relpath(r.root / "report.html", out_dir)) for r in rs]

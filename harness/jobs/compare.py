@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.history import read_events
 from harness.metrics import CompareParams, MetricParams, RunSamples, compare_runs, run_samples
+from harness.metrics.samples import SERIES
 from harness.runner.environment import spark_line
 from harness.runner.progress import JobProgress
 from harness.runner.run import run_scenario
@@ -22,6 +23,9 @@ from harness.scenario import Scenario, ScenarioError, expand_matrix, validate_sc
 from harness.scenario.errors import Problem
 from harness.scenario.keys import DottedKeyError
 from harness.scenario.overrides import parse_axis
+
+# A per-second series and the result.json metric made of it, where their names differ.
+SERIES_METRIC = {"rows_per_s": "throughput_rows_per_s"}
 
 
 @dataclass
@@ -54,12 +58,29 @@ def with_axis(scenario: Scenario, axis: str) -> Scenario:
 
 def outcome_samples(outcome: RunOutcome, scenario: Scenario) -> RunSamples:
     """The run's per-second samples from its history; a run without a usable history
-    (it failed early) has none, so every metric of its pair is left out."""
+    (it failed early) has none, so every metric of its pair is left out. A series the
+    run's result.json reports as not measured is left out too: a system without that part
+    (Hudi's sink has no engine source and no writer that waits) must not count as 0."""
     params = MetricParams(checkpoint_interval_s=scenario.engine.checkpoint_interval_s)
     try:
-        return run_samples(read_events(outcome.paths.history), params)
+        samples = run_samples(read_events(outcome.paths.history), params)
     except Exception:  # no run_start, unreadable lines: nothing to resample
         return RunSamples(0, {})
+    missing = unmeasured(outcome.result)
+    kept = {name: s for name, s in samples.sources.items() if name not in missing}
+    return RunSamples(samples.n_seconds, kept)
+
+
+def unmeasured(result: dict[str, Any]) -> set[str]:
+    """Series whose metric in result.json is null throughout (nothing measured it)."""
+    metrics = result.get("metrics") or {}
+    return {
+        series
+        for series in SERIES
+        if isinstance(metric := metrics.get(SERIES_METRIC.get(series, series)), dict)
+        and metric
+        and all(value is None for value in metric.values())
+    }
 
 
 def table_rows(stats: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

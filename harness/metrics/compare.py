@@ -207,7 +207,9 @@ def _verdicts(
     tested = [k for k, r in results.items() if r["p_value"] is not None]
     q = false_discovery_control([results[k]["p_value"] for k in tested]) if tested else []
     for r in results.values():
-        r["q_value"], r["verdict"] = None, "same"
+        # "-": a side has no value at all (nothing measured it), so there is nothing to judge.
+        measured = r.get("a") is not None and r.get("b") is not None
+        r["q_value"], r["verdict"] = None, "same" if measured else "-"
     for key, q_value in zip(tested, q, strict=True):
         r = results[key]
         r["q_value"] = num(q_value)
@@ -233,7 +235,8 @@ def compare_runs(
     Each metric's row: a, b (medians of the runs), n_pairs, delta_pct (B against A),
     ci_pct (its 1 - alpha interval), diff = b - a and ci_diff (the interval of the
     difference; the one that counts when a is 0), p_value (bootstrap, two-sided), q_value
-    (Benjamini-Hochberg), verdict (better | worse | same, by DIRECTIONS).
+    (Benjamini-Hochberg), verdict (better | worse | same, by DIRECTIONS; - where a side
+    has no value at all).
     """
     p = params or CompareParams()
     m = min(len(runs_a), len(runs_b))

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import false_discovery_control
 
+from harness.jobs.compare import unmeasured
 from harness.metrics import (
     COMPARED,
     DIRECTIONS,
@@ -254,3 +255,17 @@ def test_a_runs_own_values_are_its_result_json_metrics() -> None:
         expected = metric_at(metrics, key)
         assert expected is not None, key
         assert own == pytest.approx(expected, rel=1e-9, abs=1e-9), key
+
+
+def test_a_series_a_system_does_not_measure_is_left_out_not_counted_as_zero() -> None:
+    """Hudi's runs report ingest and writer-blocked time as not measured (null): their
+    per-second zeros must not make Hudi "better" at waiting, only "-"."""
+    hudi = {"metrics": {"ingest_rows_per_s": {"mean": None, "cv": None}, "freshness_s": {}}}
+    engine = {"metrics": {"ingest_rows_per_s": {"mean": 2000.0, "cv": 0.1}}}
+    assert unmeasured(hudi) == {"ingest_rows_per_s"}
+    assert unmeasured(engine) == set() and unmeasured({}) == set()
+    rng = np.random.default_rng(3)
+    a = [run(rng, 1000.0) for _ in range(4)]
+    b = [RunSamples(r.n_seconds, {}) for r in (run(rng, 0.0) for _ in range(4))]
+    r = compare_runs(a, b, METRICS, FAST, LOWER)["x.mean"]
+    assert (r["b"], r["verdict"]) == (None, "-")
