@@ -117,9 +117,12 @@ def assemble_result(
     events: list[dict[str, Any]],
     series: list[dict[str, Any]],
     environment_: dict[str, Any],
+    violation_stands: bool = False,
 ) -> dict[str, Any]:
     """result.json of any system's run: metrics from the history, each fault with its
-    evidence, and the verdict (unknown on an error or a fault that never took effect)."""
+    evidence, and the verdict (unknown on an error or a fault that never took effect).
+    `violation_stands`: the checks judged durable state the error cannot have changed (the
+    system under test failed by itself), so an invalid check makes the run invalid."""
     try:
         # Each commit's rows are spread over its checkpoint interval (DESIGN.md "Metrics"),
         # so 1-second buckets do not alias against the commit cadence.
@@ -140,7 +143,9 @@ def assemble_result(
     if missed and error is None:
         # A fault that never took effect means the run did not test what it says: fail closed.
         error = f"faults never took effect: {', '.join(missed)}"
-    verdict = "unknown" if error else combine_verdicts(c["verdict"] for c in checks.values())
+    verdict = combine_verdicts(c["verdict"] for c in checks.values())
+    if error and not (violation_stands and verdict == "invalid"):
+        verdict = "unknown"
     return {
         "scenario": scenario.name,
         "run_id": run_id,

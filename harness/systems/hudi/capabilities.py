@@ -34,6 +34,9 @@ HUDI = Capabilities(
     # Hudi's conflict check), past its session's timeout (harness/systems/hudi/lock_pause.py).
     faults={
         "coordinator_crash": ("mid_commit", "after_commit"),
+        # The driver stopped inside Hudi's commit while a successor takes over its
+        # checkpoint (harness/systems/hudi/driver_pause.py).
+        "coordinator_pause": ("mid_commit",),
         "clock_skew": (),
         "batch_writer_pause": ("lock_held", "commit_before_completed"),
     },

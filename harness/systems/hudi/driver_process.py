@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -168,3 +169,16 @@ class DriverProcess:
     def _finish(self) -> None:
         self._reader.join(timeout=10)
         self._log.close()
+
+
+HUDI_EXCEPTION = re.compile(r"(org\.apache\.hudi\.exception\.\w+: .*)")
+
+
+def hudi_exception(log_path: Path, limit: int = 300) -> str | None:
+    """The last of Hudi's exceptions in a process's log (its message, cut at `limit`)."""
+    try:
+        text = log_path.read_text(errors="replace")
+    except OSError:
+        return None
+    found = HUDI_EXCEPTION.findall(text)
+    return found[-1][:limit] if found else None

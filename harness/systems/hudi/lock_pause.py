@@ -19,11 +19,9 @@ session took the lock and a commit completed under it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import signal
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,13 +33,12 @@ from harness.faults.evidence import record_fault
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.systems.hudi.lock_holder import LockHolder, LockHolders
+from harness.systems.hudi.process_tree import halted, signal_tree, signal_tree_of
 
 LOCK_HELD = "lock_held"
 COMPLETED = re.compile(r"^\d{17}_\d{17}\.(commit|deltacommit)$")
 METADATA_INFLIGHT = re.compile(r"^\d{17}\.deltacommit\.inflight$")
 TAKEOVER_GRACE_S = 30.0  # past duration_s, how long a paused writer waits for a successor
-# A stopped process, or one already gone (the launcher script's zombie).
-HALTED = (psutil.STATUS_STOPPED, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
 @dataclass
@@ -200,38 +197,3 @@ def completed(table: Path) -> frozenset[str]:
 def metadata_inflights(table: Path) -> frozenset[str]:
     """The metadata table's inflight deltacommits (one per data commit being completed)."""
     return _names(table / ".hoodie" / "metadata" / ".hoodie" / "timeline", METADATA_INFLIGHT)
-
-
-def signal_tree(leader: int, signum: signal.Signals) -> list[psutil.Process]:
-    """Signal a writer's process and every descendant: its JVM, and the JVM's python
-    workers, which pyspark puts in process groups of their own."""
-    try:
-        root = psutil.Process(leader)
-        tree = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return []
-    return signal_tree_of(tree, signum)
-
-
-def signal_tree_of(tree: list[psutil.Process], signum: signal.Signals) -> list[psutil.Process]:
-    signalled = []
-    for process in tree:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            process.send_signal(signum)
-            signalled.append(process)
-    return signalled
-
-
-def halted(tree: list[psutil.Process], attempts: int = 100) -> bool:
-    """Every process shows state T (SIGSTOP delivered) or is gone, within ~1 s."""
-    for _ in range(attempts):
-        states = []
-        for process in tree:
-            try:
-                states.append(process.status())
-            except psutil.NoSuchProcess:
-                states.append(psutil.STATUS_DEAD)
-        if tree and all(s in HALTED for s in states):
-            return True
-        time.sleep(0.01)
-    return False

@@ -32,7 +32,7 @@ from harness.systems.hudi.analyse import analyse_hudi_run
 from harness.systems.hudi.batch_writers import BatchWriters, writer_configs
 from harness.systems.hudi.commits import Anchor
 from harness.systems.hudi.driver_clock import ClockSteps, ClockUnavailable, DriverClock, step_of
-from harness.systems.hudi.driver_process import TABLE_NAME, stream_config
+from harness.systems.hudi.driver_process import TABLE_NAME, hudi_exception, stream_config
 from harness.systems.hudi.landing import Lander, event_spec
 from harness.systems.hudi.lock_holder import LockHolders
 from harness.systems.hudi.lock_options import ZOOKEEPER_BASE_PATH, occ_options
@@ -109,7 +109,9 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
         for pause in run.lock_pauses:
             pause.step(elapsed)
         run.arm_due(elapsed)
-        run.restart_if_killed()
+        run.restart_if_killed(elapsed)
+        for paused in run.paused:
+            paused.step(elapsed, run.history)
         run.check_alive()
         if elapsed >= next_sample:
             _sample(run, lander, watch, elapsed)
@@ -152,8 +154,10 @@ def _stop_all(run: HudiRun, lander: Lander, watch: TimelineWatch, timeout_s: flo
     """Stop the feed, the batch writers and the driver (cleanly, or their groups killed)
     and the watch; what did not stop cleanly."""
     lander.stop()
+    for paused in run.paused:
+        paused.release()  # a driver still stopped would never stop
     for pause in run.lock_pauses:
-        pause.release()  # a writer still stopped would never stop
+        pause.release()  # nor would a writer
         pause.holders.close()
     if run.writers is not None:
         run.writers.request_stop()  # they finish their transaction while the stream drains
@@ -165,8 +169,10 @@ def _stop_all(run: HudiRun, lander: Lander, watch: TimelineWatch, timeout_s: flo
         run.history.record(Kind.DRIVER_EXIT, pid=run.driver.process.pid, code=code)
     problem = None
     if code is not None and code != 0:
+        cause = hudi_exception(run.driver.log_path)
         problem = (
-            f"Hudi's stream driver did not stop cleanly (exit {code}); see {run.driver.log_path}"
+            f"Hudi's stream driver did not stop cleanly (exit {code}); "
+            f"see {run.driver.log_path}" + (f": {cause}" if cause else "")
         )
     if run.writers is not None:
         codes = run.writers.stop(timeout_s)
@@ -176,6 +182,7 @@ def _stop_all(run: HudiRun, lander: Lander, watch: TimelineWatch, timeout_s: flo
                 f"a Hudi batch writer did not stop cleanly (exits {codes}); see {run.paths.logs}"
             )
     watch.stop()
+    run.system_failure = run.system_failure or problem
     return problem
 
 
@@ -185,7 +192,8 @@ def _prepare(scenario: Scenario, out: Path, variant: str | None) -> tuple[HudiRu
     paths = new_run_paths(scenario, out, variant)
     run = HudiRun(scenario, paths, runtime, HistoryWriter(paths.history, "runner"), variant)
     occurrences = list(fault_occurrences(scenario))
-    run.pending = [o for o in occurrences if o.kind == FaultKind.COORDINATOR_CRASH]
+    seams = (FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_PAUSE)
+    run.pending = sorted((o for o in occurrences if o.kind in seams), key=lambda o: o.at_s)
     steps = [step_of(o) for o in occurrences if o.kind == FaultKind.CLOCK_SKEW]
     if steps:
         try:

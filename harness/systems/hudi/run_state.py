@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 from harness.faults.evidence import record_fault
+from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.history_events import Kind
@@ -18,7 +20,8 @@ from harness.scenario import Scenario
 from harness.systems.hudi.batch_writers import BatchWriters
 from harness.systems.hudi.commits import Anchor
 from harness.systems.hudi.driver_clock import ClockSteps
-from harness.systems.hudi.driver_process import DriverProcess
+from harness.systems.hudi.driver_pause import DriverPause
+from harness.systems.hudi.driver_process import DriverProcess, hudi_exception
 from harness.systems.hudi.lock_pause import LockHolderPause
 from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
 from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit
@@ -59,6 +62,11 @@ class HudiRun:
     pending: list[Occurrence[Any]] = field(default_factory=list)
     seam: KillBetweenCommits | KillMidCommit | None = None
     armed: Occurrence[Any] | None = None
+    pausing: DriverPause | None = None  # the armed seam stops the driver instead
+    paused: list[DriverPause] = field(default_factory=list)  # stopped, each with a successor
+    # Why the system under test failed by itself (a driver or writer exited, or would not
+    # stop): the table it left is still judged.
+    system_failure: str | None = None
     t0: float = 0.0
     progress: RunProgress | None = None
     rows_seen: int = 0  # rows committed at the last sample (the progress bar's rows/s)
@@ -103,10 +111,15 @@ class HudiRun:
         if self.seam is not None or not self.pending or self.pending[0].at_s > elapsed:
             return
         self.armed = self.pending.pop(0)
-        point = getattr(self.armed.fault, "point", "after_commit")
-        kind = KillMidCommit if point == "mid_commit" else KillBetweenCommits
+        action = self.driver.signal_kill
+        if self.armed.kind == FaultKind.COORDINATOR_PAUSE:
+            checkpoint = Path(self.config["checkpoint_dir"])
+            self.pausing = DriverPause(self.armed, self.driver, checkpoint)
+            action = self.pausing.stop_now
+        mid_commit = self.pausing is not None or self._point() == "mid_commit"
+        kind = KillMidCommit if mid_commit else KillBetweenCommits
         self.seam = kind(
-            self.driver.signal_kill,
+            action,
             self.config["checkpoint_dir"],
             self.config["table_path"],
             self.identifier,
@@ -115,10 +128,13 @@ class HudiRun:
         )
         self.seam.arm()
 
-    def restart_if_killed(self) -> None:
+    def restart_if_killed(self, elapsed: float) -> None:
         """Once the armed seam fired: reap the group, record the fault with what was seen,
-        and start the next driver on the same checkpoint."""
+        and start the next driver on the same checkpoint (a paused driver: see _take_over)."""
         if self.seam is None or self.armed is None or self.seam.wait(0) is None:
+            return
+        if self.pausing is not None:
+            self._take_over(self.pausing, elapsed)
             return
         killed = self.driver
         killed.kill()
@@ -133,22 +149,37 @@ class HudiRun:
         self.seam, self.armed = None, None
         self.start_driver()
 
+    def _take_over(self, pause: DriverPause, elapsed: float) -> None:
+        """The driver stood still at its seam: a successor starts on the same checkpoint
+        while it stands (if the stop missed the window, it just goes on)."""
+        assert self.seam is not None
+        in_window = pause.confirm(self.seam.settle(), elapsed)
+        self.seam, self.armed, self.pausing = None, None, None
+        if not in_window:
+            pause.release()
+            pause.resumed_s = elapsed
+            return
+        self.start_driver()
+        pause.successor_pid = self.driver.process.pid
+        self.paused.append(pause)
+
     def check_alive(self) -> None:
         """A driver or batch writer that exited by itself (Hudi's sink calls System.exit
-        after its last failed retry) ends the run now, unknown, instead of at its stop."""
+        after its last failed retry) ends the run now, instead of at its stop."""
         code = self.driver.process.poll()
         killed_by_seam = code == -9 and self.seam is not None  # its evidence follows
         if code is not None and not killed_by_seam:
-            raise RunError(
-                f"Hudi's stream driver exited by itself with {code} mid-run; "
-                f"see {self.driver.log_path}"
-            )
+            self.failed(f"Hudi's stream driver exited by itself with {code} mid-run", self.driver)
         gone = self.writers.exited() if self.writers else None
         if gone is not None:
-            raise RunError(
-                f"a Hudi batch writer exited by itself with {gone.process.returncode} "
-                f"mid-run; see {gone.log_path}"
-            )
+            code = gone.process.returncode
+            self.failed(f"a Hudi batch writer exited by itself with {code} mid-run", gone)
+
+    def failed(self, what: str, process: DriverProcess) -> NoReturn:
+        """The system under test failed by itself: say why, with Hudi's own exception."""
+        cause = hudi_exception(process.log_path)
+        self.system_failure = f"{what}; see {process.log_path}" + (f": {cause}" if cause else "")
+        raise RunError(self.system_failure)
 
     def unsettled(self) -> bool:
         """A crash still to fire, a lock holder's pause not over, a batch writer yet to
@@ -156,7 +187,9 @@ class HudiRun:
         for these (up to SETTLE_LIMIT_S), not for anything else."""
         writers_pending = self.writers is not None and not self.writers.each_committed()
         skew_unseen = self.clock is not None and self.clock.unproven()
-        paused = any(p.unsettled() for p in self.lock_pauses)
+        paused = any(p.unsettled() for p in self.lock_pauses) or any(
+            p.unsettled() for p in self.paused
+        )
         waiting = bool(self.pending) or self.seam is not None or paused
         return waiting or writers_pending or skew_unseen
 
