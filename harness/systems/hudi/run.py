@@ -61,20 +61,26 @@ def _pending(watch: TimelineWatch) -> int:
 
 
 def _sample(run: HudiRun, lander: Lander, watch: TimelineWatch, elapsed: float) -> None:
+    """One second of the series: rows landed and committed (their difference is the
+    backlog `capacity` judges), instants not completed yet, the faults active."""
     rows = sum(int(b.get("rows", 0)) for d in run.drivers for b in d.events("batch"))
     faults = [o.label for o in fault_occurrences(run.scenario) if o.active(elapsed)]
+    pending = _pending(watch)
     append_series(
         run.paths.history,
         {
             "t": time.time(),
             "elapsed_s": elapsed,
             "source_offset": lander.offsets_landed(),
+            # Landed offsets are rows, so the rows Spark committed are its committed offset.
+            "committed_offset": rows,
             "rows_committed_total": rows,
+            "pending_instants": pending,
             "active_faults": faults,
         },
     )
     if run.progress is not None:
-        run.progress.update(elapsed, max(rows - run.rows_seen, 0), _pending(watch), faults)
+        run.progress.update(elapsed, max(rows - run.rows_seen, 0), pending, faults)
     run.rows_seen = rows
 
 
