@@ -13,6 +13,7 @@ from harness.runner.environment import environment
 from harness.scenario import Scenario
 from harness.systems.hudi.checkpoint_truth import CheckpointTruth, read_truth
 from harness.systems.hudi.commits import commit_events
+from harness.systems.hudi.isolation import check_isolation
 from harness.systems.hudi.judge import (
     check_bank,
     check_exactly_once,
@@ -20,7 +21,12 @@ from harness.systems.hudi.judge import (
     check_unique_keys,
 )
 from harness.systems.hudi.landing import event_spec
-from harness.systems.hudi.read_table import HudiReads, completed_instants, read_table
+from harness.systems.hudi.read_table import (
+    CompletedInstant,
+    HudiReads,
+    completed_instants,
+    read_table,
+)
 from harness.systems.hudi.run_state import HudiRun
 from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.timeline_watch import SeenInstant
@@ -37,6 +43,7 @@ def _checks(
     entries: Sequence[SeenInstant],
     watch_error: str | None,
     txns: Sequence[dict[str, Any]],
+    commits: Sequence[CompletedInstant],
 ) -> list[CheckResult]:
     snapshot = reads.snapshot
     judges: dict[str, Callable[[], CheckResult]] = {
@@ -44,6 +51,7 @@ def _checks(
         "unique_keys": lambda: check_unique_keys(snapshot),
         "timeline": lambda: check_timeline(entries, watch_error),
         "bank": lambda: check_bank(reads, scenario.source.accounts, txns),
+        "isolation": lambda: check_isolation(reads, commits),
     }
     out = []
     for name in scenario.checks:
@@ -100,7 +108,7 @@ def analyse_hudi_run(
             instants = completed_instants(entries, actions=("deltacommit", "commit"))
             reads = read_table(run.runtime, paths.table, paths.root / "reads", instants)
             txns = [e for e in load_events(paths.history)[0] if e["kind"] == Kind.TXN]
-            results = _checks(scenario, truth, reads, entries, watch_error, txns)
+            results = _checks(scenario, truth, reads, entries, watch_error, txns, instants)
             checks = {r.name: r.to_dict() for r in results}
         except Exception as exc:  # an unreadable table: the verdict is unknown, not valid
             error = f"checking failed: {type(exc).__name__}: {exc}"

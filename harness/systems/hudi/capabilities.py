@@ -24,7 +24,7 @@ HUDI = Capabilities(
     modes=("append", "upsert", "bank"),
     table_types=("cow", "mor"),
     backends=("local",),
-    checks=("exactly_once", "unique_keys", "timeline", "bank"),
+    checks=("exactly_once", "unique_keys", "timeline", "isolation", "bank"),
     # Driver SIGKILLs at Hudi's commit seams as seen from outside its JVM: mid_commit = the
     # batch's instant is requested or inflight on the timeline, not completed; after_commit
     # = its completed instant is on the timeline while Spark's commit log does not hold the

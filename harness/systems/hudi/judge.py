@@ -7,6 +7,8 @@
 - unique_keys: the snapshot that reader returned.
 - bank: the total and the accounts in every read Hudi's reader made of the final table
   (snapshot, time travel to each completed commit, incremental pulls).
+- isolation (isolation.py): every read shows whole, committed commits, the replay of the
+  incremental pulls in completion order.
 - timeline: the times of Hudi's instant files in the order the runner saw them appear,
   on its monotonic clock (Hudi's instant times are clock readings).
 Partial or contradictory evidence makes a check `unknown`, never `valid`.

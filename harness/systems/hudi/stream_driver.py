@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from typing import Any
 
@@ -35,6 +36,7 @@ except ImportError:  # run as a script by the Hudi runtime's python: the modules
     from table_options import LEDGER_COLUMN, LEGS, table_options  # type: ignore[no-redef]
 
 INFO_LOGGERS = ["org.apache.hudi.HoodieStreamingSink"]
+STOP_BOUND_S = 30.0  # how long the query's stop, then the session's, may take
 
 
 def build_session(cfg: dict[str, Any]) -> SparkSession:
@@ -45,6 +47,8 @@ def build_session(cfg: dict[str, Any]) -> SparkSession:
         # ground truth (checkpoint_truth.py); Spark purges all but the last 100.
         "spark.sql.streaming.minBatchesToRetain": "1000000",
         "spark.sql.streaming.fileSource.log.deletion": "false",
+        # A stop that interrupts Hudi's async compactor can wait forever: bounded.
+        "spark.sql.streaming.stopTimeout": str(int(STOP_BOUND_S * 1000)),
     }
     spark = build_shared_session(cfg, cfg.get("app_name", "hudi-stream"), "local[2,4]", extra)
     info_loggers(spark, cfg.get("info_loggers", INFO_LOGGERS))
@@ -187,10 +191,18 @@ def run(cfg: dict[str, Any]) -> int:
             return 1
         time.sleep(0.1)
     drained_ok = drain(query, cfg, float(cfg.get("stop_wait_s", 60)))
-    query.stop()
+    emit("stopping", drained=drained_ok)
+    try:
+        query.stop()
+    except Exception as exc:  # the stop timed out (a compaction it interrupted hung)
+        emit("stop_timed_out", error=str(exc).splitlines()[0][:300])
     last: dict[str, Any] = query.lastProgress or {}
     emit("stopped", drained=drained_ok, last_progress_batch=last.get("batchId"))
-    spark.stop()
+    # Everything is committed and said: a SparkContext whose shutdown hangs on a thread
+    # Hudi left behind does not hold the exit (the JVM ends with this python).
+    closing = threading.Thread(target=spark.stop, name="spark-stop", daemon=True)
+    closing.start()
+    closing.join(STOP_BOUND_S)
     return 0
 
 

@@ -25,10 +25,15 @@ def test_the_engine_is_the_default_system_with_its_own_checks() -> None:
 
 
 def test_hudi_gets_the_checks_that_can_judge_it_unless_checks_are_given() -> None:
-    assert validate_scenario(_hudi()).checks == ["exactly_once", "unique_keys", "timeline"]
+    assert validate_scenario(_hudi()).checks == [
+        "exactly_once",
+        "unique_keys",
+        "timeline",
+        "isolation",
+    ]
     assert validate_scenario(_hudi(checks=["exactly_once"])).checks == ["exactly_once"]
     bank = validate_scenario(_hudi(source={"mode": "bank"}))  # bank only where it applies
-    assert bank.checks == ["exactly_once", "unique_keys", "timeline", "bank"]
+    assert bank.checks == ["exactly_once", "unique_keys", "timeline", "isolation", "bank"]
 
 
 def test_hudi_batch_writers_transfer_under_a_lock_hudi_has() -> None:
@@ -97,7 +102,7 @@ def test_a_system_axis_gives_each_variant_its_own_version_and_checks() -> None:
     (_, hudi), (name, engine) = expand_matrix(hudi_base)
     assert (hudi.system.version, engine.system.version) == ("1.2.0", None)
     assert name == "kind-instantbench" and tuple(engine.checks) == DEFAULT_CHECKS
-    assert hudi.checks == ["exactly_once", "unique_keys", "timeline"]
+    assert hudi.checks == ["exactly_once", "unique_keys", "timeline", "isolation"]
     # Checks the file names stay for every side (they must suit both systems).
     chosen = validate_scenario(
         {
