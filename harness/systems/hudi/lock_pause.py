@@ -9,7 +9,7 @@ inflight while it holds the lock, which Hudi writes after its conflict check and
 the completed instant. Stopped, its ZooKeeper session sends no heartbeat: the server
 expires it after the lease (the session timeout) and deletes its lock node. Once
 duration_s passed and another batch writer took the lock and completed a commit (or
-duration_s + 30 s passed), the writer gets SIGCONT and carries on where it stood, inside
+duration_s + 90 s passed), the writer gets SIGCONT and carries on where it stood, inside
 Hudi's critical section, believing it still holds the lock.
 
 Applied only once its effect was seen: every process of the writer stopped while its
@@ -38,7 +38,7 @@ from harness.systems.hudi.process_tree import halted, signal_tree, signal_tree_o
 LOCK_HELD = "lock_held"
 COMPLETED = re.compile(r"^\d{17}_\d{17}\.(commit|deltacommit)$")
 METADATA_INFLIGHT = re.compile(r"^\d{17}\.deltacommit\.inflight$")
-TAKEOVER_GRACE_S = 30.0  # past duration_s, how long a paused writer waits for a successor
+TAKEOVER_GRACE_S = 90.0  # past duration_s, how long a paused writer waits for a successor
 
 
 @dataclass
