@@ -124,24 +124,27 @@ def _run_in_store(
     master: str | None,
     store: TableStore,
 ) -> RunOutcome:
-    run_lock = start_run_lock(scenario, paths)  # a ZooKeeper for the run: stopped below
-    try:
-        set_up_table(scenario, paths)
-    except (OSError, EngineError) as exc:  # table.path unusable, or a table is there already
-        raise RunError(
-            f"{scenario.source_file}: table.path: cannot create the table at "
-            f"{paths.table_location} ({exc}); allowed: a path where a new directory can be made"
-        ) from None
-    try:
-        cluster = start_cluster(scenario, paths)
-    except KeyboardInterrupt as exc:  # up() tore down what it had started
-        raise _partial(scenario, paths, variant, as_interrupted(exc), None) from None
-    try:
-        return _run(scenario, paths, variant, quiet, master, cluster, store)
+    run_lock = start_run_lock(scenario, paths)  # a ZooKeeper for the run: stopped below,
+    try:  # also when the table or the cluster cannot be set up
+        try:
+            set_up_table(scenario, paths)
+        except (OSError, EngineError) as exc:  # table.path unusable, or a table is there
+            raise RunError(
+                f"{scenario.source_file}: table.path: cannot create the table at "
+                f"{paths.table_location} ({exc}); allowed: a path where a new directory can "
+                "be made"
+            ) from None
+        try:
+            cluster = start_cluster(scenario, paths)
+        except KeyboardInterrupt as exc:  # up() tore down what it had started
+            raise _partial(scenario, paths, variant, as_interrupted(exc), None) from None
+        try:
+            return _run(scenario, paths, variant, quiet, master, cluster, store)
+        finally:
+            if cluster is not None:
+                with signals_held():  # a second Ctrl-C must not leave half the cluster running
+                    cluster.down()
     finally:
-        if cluster is not None:
-            with signals_held():  # a second Ctrl-C must not leave half the cluster running
-                cluster.down()
         run_lock.stop()
 
 

@@ -108,3 +108,27 @@ def test_a_signal_while_the_cluster_starts_still_writes_an_unknown_result(tmp_pa
     result = json.loads((info.value.run_dir / "result.json").read_text())
     assert result["verdict"] == "unknown"
     assert result["error"].startswith("interrupted by SIGTERM during start-up")
+
+
+def test_a_cluster_that_cannot_start_stops_the_run_s_zookeeper(tmp_path, monkeypatch):
+    """The run's lock service (a real ZooKeeper for engine.lock.provider zookeeper) is
+    started before the cluster: a cluster that fails to start must not leave it running."""
+    from harness.runner import run as run_module
+    from harness.scenario import validate_scenario
+    from infra.cluster import ClusterError
+
+    stopped = []
+
+    class Lock:
+        def stop(self) -> None:
+            stopped.append(True)
+
+    def busy(scenario, paths):
+        raise ClusterError("127.0.0.10:7077 is in use")
+
+    monkeypatch.setattr(run_module, "start_run_lock", lambda scenario, paths: Lock())
+    monkeypatch.setattr(run_module, "start_cluster", busy)
+    scenario = validate_scenario({"name": "s", "cluster": {"backend": "standalone"}})
+    with pytest.raises(ClusterError):
+        run_module.run_scenario(scenario, tmp_path, quiet=True)
+    assert stopped == [True]
