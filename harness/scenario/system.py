@@ -168,6 +168,9 @@ def _check_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
     ]
 
 
+_OUTSIDE_JVM = "seam seen from outside its JVM"
+
+
 def _fault_problems(caps: Capabilities, i: int, fault: Any) -> list[Problem]:
     if fault.kind not in caps.faults:
         return [
@@ -199,7 +202,8 @@ def _fault_problems(caps: Capabilities, i: int, fault: Any) -> list[Problem]:
             Problem(
                 f"faults.{i}.point",
                 f"{fault.kind} on {caps.kind} can fire only at a "
-                f"seam seen from outside its JVM; allowed: {_allowed(points)}",
+                f"{caps.refusals.get(f'{fault.kind}.point', _OUTSIDE_JVM)}; allowed: "
+                f"{_allowed(points)}",
                 point,
             )
         ]

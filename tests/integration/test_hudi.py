@@ -1,7 +1,8 @@
-"""Apache Hudi 1.2.0's own Spark writer through `instantbench run` (scenarios/hudi/): its
-driver SIGKILLed between Hudi's commit and Spark's, and OCC batch writers beside the
-stream under the bank check with one of them paused past its lock's session, judged from
-evidence Hudi does not write about itself. CI's representatives of the Hudi suite
+"""Apache Hudi 1.2.0's own Spark writer through `instantbench run` (scenarios/hudi/): a
+writer task's Python worker killed inside Hudi's write, then its driver SIGKILLed between
+Hudi's commit and Spark's, and OCC batch writers beside the stream under the bank check
+with one of them paused past its lock's session, judged from evidence Hudi does not write
+about itself. CI's representatives of the Hudi suite
 (scenarios/suites/hudi.yaml; hudi/occ-bank, the same writers without the pause, runs there)."""
 
 import itertools
@@ -18,6 +19,9 @@ from harness.systems.hudi.runtime import RuntimeUnavailable, ensure_runtime
 from harness.systems.hudi.timeline_watch import instant_path, parse_instant, sink_batch
 
 pytestmark = pytest.mark.spark
+
+DRIVER_CRASH = [{"kind": "coordinator_crash", "at_s": 8, "point": "after_commit"}]
+WRITER_CRASH = {"kind": "writer_crash", "at_s": 3, "target": "writer:1", "point": "before_flush"}
 
 
 @pytest.fixture(scope="module")
@@ -57,13 +61,23 @@ def _reads_agree(run_dir: Path) -> None:
         assert np.array_equal(np.sort(table.column("event_id").to_numpy()), want), requested
 
 
-def test_a_driver_killed_between_hudi_s_commit_and_spark_s_stays_exactly_once(
+def test_a_writer_task_killed_in_hudi_s_write_then_the_driver_between_commits_stay_exactly_once(
     run: Callable[..., object], hudi_runtime: None
 ) -> None:
-    outcome = run("hudi/driver-crash")
+    # A writer task's Python worker is killed inside Hudi's write first (armed before the
+    # first batch), then the driver: one JVM start-up for both (CI's time).
+    outcome = run("hudi/driver-crash", f"faults={json.dumps([*DRIVER_CRASH, WRITER_CRASH])}")
     root = outcome.paths.root  # type: ignore[attr-defined]
     result = json.loads((root / "result.json").read_text())
     assert result["verdict"] == "valid", json.dumps(result, indent=1)[:4000]
+
+    # The writer task's worker died with its batch's instant requested on the timeline,
+    # and Spark ran the same task again after it was gone.
+    (task,) = [f for f in result["faults"] if f["kind"] == "writer_crash"]
+    died, retry = task["evidence"]["exited"], task["evidence"]["retried"]
+    assert task["applied"] and task["evidence"]["worker_gone"] and died["pending_instants"]
+    assert (died["stage"], died["partition"], died["attempt"]) == (retry["stage"], 1, 0)
+    assert retry["attempt"] >= 1 and retry["pid"] != died["pid"]
 
     # The kill happened at the seam: Hudi's instant complete, Spark's commit log without
     # the batch, before and after the process group died.

@@ -18,6 +18,8 @@ from harness.systems.hudi import (
     spark_session,
     stream_driver,
     table_options,
+    task_crash_stage,
+    timeline_names,
 )
 from harness.systems.hudi.read_table import (
     CompletedInstant,
@@ -32,7 +34,7 @@ RUNTIME = SparkRuntime(sys.executable, "3.5.9", "2.12", ("/cache/hudi.jar",), ("
 ALLOWED = {"pyspark"}  # plus the standard library: nothing of the project, no pyarrow
 # The session module the scripts share: beside them when the runtime runs them as scripts,
 # through the project's package when the tests import them (the only project import).
-SHARED = {"spark_session", "table_options", "script_io", "harness"}
+SHARED = {"spark_session", "table_options", "script_io", "task_crash_stage", "harness"}
 
 
 def _top_level_imports(path: Path) -> set[str]:
@@ -54,6 +56,9 @@ def test_runtime_scripts_import_only_pyspark_and_the_standard_library() -> None:
     assert _foreign(spark_session) <= ALLOWED
     assert _foreign(table_options) == set()
     assert _foreign(script_io) == set()
+    assert _foreign(timeline_names) == set()
+    # shipped to the executors with timeline_names beside it (addPyFile)
+    assert _foreign(task_crash_stage) <= ALLOWED | {"harness", "timeline_names"}
     for module in (stream_driver, reader, batch_writer):
         assert _foreign(module) <= ALLOWED | SHARED, module.__name__
         text = Path(module.__file__ or "").read_text()

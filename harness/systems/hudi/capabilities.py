@@ -39,6 +39,10 @@ HUDI = Capabilities(
         "coordinator_pause": ("mid_commit",),
         "clock_skew": (),
         "batch_writer_pause": ("lock_held", "commit_before_completed"),
+        # A writer task's Python worker SIGKILLed inside Hudi's write job, with the batch's
+        # instant requested, before any of its files is written; Spark retries the task
+        # (harness/systems/hudi/task_crash_stage.py).
+        "writer_crash": ("before_flush",),
     },
     # The stream driver's clock, moved by libfaketime from outside its JVM.
     fault_targets={"clock_skew": ("coordinator",)},
@@ -57,6 +61,10 @@ HUDI = Capabilities(
         "drift_ppm": (
             "libfaketime moves the driver's clock by an offset or a jump (offset_ms, jump_ms); "
             "a drift is not built for hudi yet"
+        ),
+        "writer_crash.point": (
+            "seam before the task writes a file: Hudi writes them in its JVM, and a writer "
+            "task's one Python process runs in the stage Hudi's write job evaluates first"
         ),
         "upsert": _BATCH_OPS,
         "insert": _BATCH_OPS,

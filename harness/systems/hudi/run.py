@@ -37,8 +37,9 @@ from harness.systems.hudi.landing import Lander, event_spec
 from harness.systems.hudi.lock_holder import LockHolders
 from harness.systems.hudi.lock_options import ZOOKEEPER_BASE_PATH, occ_options
 from harness.systems.hudi.lock_pause import LockHolderPause
-from harness.systems.hudi.run_state import SETTLE_LIMIT_S, HudiRun, require_runtime
+from harness.systems.hudi.run_state import SETTLE_LIMIT_S, HudiRun, data_actions, require_runtime
 from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.hudi.task_crash import TaskCrashes, crash_spec
 from harness.systems.hudi.timeline_watch import TimelineWatch
 
 STOP_TIMEOUT_S = 120.0
@@ -115,6 +116,8 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
         for pause in run.lock_pauses:
             pause.step(elapsed)
         run.arm_due(elapsed)
+        if run.task_crashes is not None:
+            run.task_crashes.step(elapsed, run.t0, run.history)
         run.restart_if_killed(elapsed)
         for paused in run.paused:
             paused.step(elapsed, run.history)
@@ -138,6 +141,9 @@ def driver_config(
     if lock is not None:  # more than one writer: OCC under the run's lock, unless off
         safe = scenario.engine.safety.occ
         extra["hudi_options"] = occ_options(lock.spec, TABLE_NAME) if safe else UNSAFE_WRITERS
+    if any(f.kind == FaultKind.WRITER_CRASH for f in scenario.faults):
+        actions = data_actions(scenario)
+        extra["task_crash"] = crash_spec(paths.control, paths.table, actions, writers)
     config = stream_config(
         runtime,
         event_spec(scenario),
@@ -215,6 +221,9 @@ def _prepare(scenario: Scenario, out: Path, variant: str | None) -> tuple[HudiRu
             for o in pauses
         ]
     run.config = driver_config(scenario, paths, runtime, lock)
+    crashes = [o for o in occurrences if o.kind == FaultKind.WRITER_CRASH]
+    if crashes:
+        run.task_crashes = TaskCrashes(crashes, run.config["task_crash"])
     if run.clock is not None:
         run.config["jvm_env"] = run.clock.clock.env()  # stream_driver.py: its JVM only
     configs = writer_configs(scenario, run.config, paths.control)

@@ -25,6 +25,7 @@ from harness.systems.hudi.driver_process import DriverProcess, hudi_exception
 from harness.systems.hudi.lock_pause import LockHolderPause
 from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
 from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit
+from harness.systems.hudi.task_crash import TaskCrashes
 from harness.systems.hudi.timeline_watch import SeenInstant
 
 START_TIMEOUT_S = 180.0  # a driver's JVM, the Hudi bundle's classes, the first query plan
@@ -64,6 +65,7 @@ class HudiRun:
     armed: Occurrence[Any] | None = None
     pausing: DriverPause | None = None  # the armed seam stops the driver instead
     paused: list[DriverPause] = field(default_factory=list)  # stopped, each with a successor
+    task_crashes: TaskCrashes | None = None  # writer_crash: a task's Python worker killed
     # Why the system under test failed by itself (a driver or writer exited, or would not
     # stop): the table it left is still judged.
     system_failure: str | None = None
@@ -190,7 +192,8 @@ class HudiRun:
         paused = any(p.unsettled() for p in self.lock_pauses) or any(
             p.unsettled() for p in self.paused
         )
-        waiting = bool(self.pending) or self.seam is not None or paused
+        crashing = self.task_crashes is not None and self.task_crashes.unsettled()
+        waiting = bool(self.pending) or self.seam is not None or paused or crashing
         return waiting or writers_pending or skew_unseen
 
     def _point(self) -> str:

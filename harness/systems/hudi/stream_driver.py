@@ -30,10 +30,12 @@ try:  # imported as a module of the project (its tests)
     from harness.systems.hudi.script_io import emit, script_main
     from harness.systems.hudi.spark_session import build_session as build_shared_session
     from harness.systems.hudi.table_options import LEDGER_COLUMN, LEGS, table_options
+    from harness.systems.hudi.task_crash_stage import with_crash_stage
 except ImportError:  # run as a script by the Hudi runtime's python: the modules are beside it
     from script_io import emit, script_main  # type: ignore[no-redef]
     from spark_session import build_session as build_shared_session  # type: ignore[no-redef]
     from table_options import LEDGER_COLUMN, LEGS, table_options  # type: ignore[no-redef]
+    from task_crash_stage import with_crash_stage  # type: ignore[no-redef]
 
 INFO_LOGGERS = ["org.apache.hudi.HoodieStreamingSink"]
 STOP_BOUND_S = 30.0  # how long the query's stop, then the session's, may take
@@ -113,6 +115,8 @@ def start_query(spark: SparkSession, cfg: dict[str, Any]) -> StreamingQuery:
     )
     if cfg["mode"] == "bank":  # transfer legs go to their partition (table_options.py)
         source = source.withColumn(LEDGER_COLUMN, lit(LEGS))
+    if cfg.get("task_crash"):  # a writer crash: a Python stage whose worker can die
+        source = with_crash_stage(spark, source, cfg["task_crash"])
     return (
         source.writeStream.format("hudi")
         .options(**hudi_options(cfg))

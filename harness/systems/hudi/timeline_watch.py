@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -26,11 +25,9 @@ from pathlib import Path
 
 import fastavro
 
+from harness.systems.hudi.timeline_names import parse_instant
+
 SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
-_COMPLETED = re.compile(r"^(\d+)_(\d+)\.([a-z_]+)$")
-_PENDING = re.compile(r"^(\d+)\.([a-z_]+)\.(requested|inflight)$")
-_LEGACY_INFLIGHT = re.compile(r"^(\d+)\.inflight$")  # a COMMIT's inflight file
-_LEGACY_COMPLETED = re.compile(r"^(\d+)\.([a-z_]+)$")  # table version <= 6: no completion time
 _WIDTH = 32  # instant times are compared as digit strings padded to one width
 
 
@@ -46,19 +43,6 @@ class SeenInstant:
     action: str  # deltacommit, commit, compaction, clean, rollback, ...
     requested: str
     completed: str | None
-
-
-def parse_instant(name: str) -> tuple[str, str, str, str | None] | None:
-    """(state, action, requested time, completion time) of a timeline file name, or None."""
-    if match := _COMPLETED.match(name):
-        return "completed", match.group(3), match.group(1), match.group(2)
-    if match := _PENDING.match(name):
-        return match.group(3), match.group(2), match.group(1), None
-    if match := _LEGACY_INFLIGHT.match(name):
-        return "inflight", "commit", match.group(1), None
-    if match := _LEGACY_COMPLETED.match(name):
-        return "completed", match.group(2), match.group(1), None
-    return None
 
 
 def timeline_folders(table_path: str | Path) -> list[Path]:
