@@ -22,6 +22,7 @@ from harness.pipeline.config import COMMIT_REFUSED_EXIT, DriverConfig
 from harness.pipeline.rates import rate_law
 from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
+from harness.runner.cluster_setup import start_cluster
 from harness.runner.driver_config import driver_config, fault_occurrences
 from harness.runner.environment import live_spark_ui
 from harness.runner.errors import RunError
@@ -146,23 +147,6 @@ def _run_in_store(
                     cluster.down()
     finally:
         run_lock.stop()
-
-
-def start_cluster(scenario: Scenario, paths: RunPaths) -> ClusterBackend | None:
-    """A standalone or docker cluster for this run (None for local mode), up and ready."""
-    if scenario.cluster.backend == "local":
-        return None
-    from infra.cluster import backend_for
-
-    cluster = backend_for(
-        scenario.cluster.backend,
-        scenario.cluster.workers,
-        scenario.cluster.cores_per_worker,
-        paths.root / "cluster",
-        mounts=[paths.root, paths.table],
-    )
-    cluster.up()
-    return cluster
 
 
 def _run(

@@ -14,15 +14,15 @@ from typing import Any
 from harness.faults.crash import record_coordinator_crashes
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog, pause_reached, pause_resumed
-from harness.faults.observe import wait_stopped, worker_effect
+from harness.faults.observe import wait_stopped
 from harness.faults.schedule import Occurrence, of_kind
+from harness.faults.worker_faults import WorkerFaults
 from harness.history import HistoryWriter
 from harness.runner.driver_process import DriverProcess, reap_drivers
-from harness.scenario.faults import CoordinatorCrash, CoordinatorPause, WorkerKill, WorkerPause
+from harness.scenario.faults import CoordinatorCrash, CoordinatorPause
 
 MAX_RESTARTS = 10
 ZOMBIE_GRACE_S = 8.0  # how long a resumed zombie driver runs before it is reaped
-WORKER_RESTART_S = 5.0  # a killed worker's time down
 # A paused driver, its pause and when (elapsed s) it may resume.
 _Zombie = tuple[DriverProcess, Occurrence[CoordinatorPause], float]
 
@@ -48,11 +48,7 @@ class Supervisor:
         self.pauses = of_kind(occurrences, CoordinatorPause)
         self.crashes = of_kind(occurrences, CoordinatorCrash)
         # Worker faults act on a standalone or docker cluster (infra.cluster backend).
-        self.cluster = cluster
-        self.worker_faults: list[Occurrence[WorkerKill | WorkerPause]] = [
-            o for o in occurrences if isinstance(o.fault, WorkerKill | WorkerPause)
-        ]
-        self._worker_undo: list[tuple[float, Callable[[], Any]]] = []
+        self.worker_faults = WorkerFaults(cluster, occurrences, history, fired.mark)
         self.env = env or {}
         self.fired = fired
         self.driver = self._new_driver()
@@ -87,13 +83,7 @@ class Supervisor:
         for pause in self.pauses:
             if self._pause_due(pause, elapsed) and self.fired.mark(pause.label):
                 self._pause(pause, elapsed)
-        for w in self.worker_faults:
-            if w.at_s <= elapsed and self.fired.mark(w.label):
-                self._worker_fault(w, elapsed)
-        for due, undo in list(self._worker_undo):
-            if elapsed >= due:
-                self._worker_undo.remove((due, undo))
-                undo()
+        self.worker_faults.step(elapsed)
         for zombie, o, resume_at in list(self._zombies):
             # Resume the zombie only once its successor has recovered and committed: the
             # point is a stale coordinator acting after the new one took over.
@@ -119,46 +109,6 @@ class Supervisor:
         if o.fault.point:
             return self.fired.fired(pause_reached(o.label))
         return o.at_s <= elapsed
-
-    def _worker_fault(self, o: Occurrence[WorkerKill | WorkerPause], elapsed: float) -> None:
-        """worker_kill: kill -9 (or docker kill), restarted WORKER_RESTART_S later;
-        worker_pause: SIGSTOP (or docker pause) until the window ends."""
-        n = int(o.fault.target.split(":")[1])
-        before = self.cluster.status()
-        if isinstance(o.fault, WorkerKill):
-            self.cluster.kill_worker(n)
-            back = o.at_s + WORKER_RESTART_S
-            self._worker_undo.append((back, lambda: self.cluster.restart_worker(n)))
-        else:
-            self.cluster.pause_worker(n)
-            self._worker_undo.append((o.end_s, lambda: self.cluster.resume_worker(n)))
-        worker = self.cluster.info.worker(n)
-        after = self._worker_after(o.kind, n)
-        if after is None:
-            return  # the worker never showed the fault: it stays unapplied
-        record_fault(
-            self.history,
-            o,
-            elapsed,
-            worker=n,
-            host=worker.host,
-            pid=worker.pid,
-            container=worker.container,
-            workers_before=before.get("workers"),
-            worker_after=after,
-        )
-
-    def _worker_after(self, kind: str, n: int, timeout_s: float = 2.0) -> dict[str, Any] | None:
-        """Worker n's status once it shows the fault (killed, paused), None if it never did."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            workers = self.cluster.status().get("workers", [])
-            status: dict[str, Any] = next((w for w in workers if w.get("index") == n), {})
-            if worker_effect(kind, status):
-                return status
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(0.1)
 
     def _successor_committed(self) -> bool:
         try:

@@ -185,6 +185,13 @@ def _fault_problems(caps: Capabilities, i: int, fault: Any) -> list[Problem]:
     if refused:
         key = refused[0]
         return [Problem(f"faults.{i}.{key}", f"{caps.refusal(key)}", getattr(fault, key))]
+    for name, least in caps.fault_minimums.items():
+        kind, key = name.split(".", 1)
+        value = getattr(fault, key, None) if fault.kind == kind else None
+        if value is not None and value < least:
+            return [
+                Problem(f"faults.{i}.{key}", f"{caps.refusal(name)}; allowed: >= {least}", value)
+            ]
     targets = caps.fault_targets.get(fault.kind)
     target = getattr(fault, "target", None)
     if targets and target not in targets:

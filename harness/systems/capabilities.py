@@ -27,6 +27,8 @@ class Capabilities:
     refused_fault_keys: tuple[str, ...] = ()
     # why a fault kind, check or key cannot act on this system: shown by `validate`
     refusals: Mapping[str, str] = field(default_factory=dict)
+    # "kind.key" -> the lowest value the system can take (the refusal says why)
+    fault_minimums: Mapping[str, float] = field(default_factory=dict)
     max_batch_writers: int = 0
     batch_writer_ops: tuple[str, ...] = ()
     # engine.lock.provider values the system's writers can share (with batch writers)

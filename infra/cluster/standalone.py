@@ -38,27 +38,40 @@ DAEMON_MEMORY = "512m"
 
 
 def spark_home() -> Path:
-    """The pip package's Spark (pyspark/), found without importing pyspark."""
+    """The project's pip package's Spark (pyspark/), found without importing pyspark."""
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
         raise ClusterError("pyspark is not installed: pip install pyspark")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def spark_class() -> Path:
-    return spark_home() / "bin" / "spark-class"
-
-
 class StandaloneBackend(ClusterBackend):
     name = "standalone"
 
-    def __init__(self, *args: Any, python: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        python: str | None = None,
+        spark_home: Path | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """`python` and `spark_home`: another Spark runtime's (a system under test on a
+        Spark line of its own, harness/systems/hudi/runtime.py); the project's by default."""
         super().__init__(*args, **kwargs)
         self.python = python or sys.executable
+        self.spark_home = spark_home
         self._procs: dict[str, subprocess.Popen] = {}  # reaped by this process when ours
 
     def executor_python(self) -> str:
         return self.python
+
+    @property
+    def spark_class(self) -> Path:
+        return self.home / "bin" / "spark-class"
+
+    @property
+    def home(self) -> Path:
+        return self.spark_home or spark_home()
 
     # --- processes -------------------------------------------------------------------
     def _env(self, host: str) -> dict[str, str]:
@@ -67,7 +80,7 @@ class StandaloneBackend(ClusterBackend):
             env.pop(key, None)
         env.update(
             {
-                "SPARK_HOME": str(spark_home()),
+                "SPARK_HOME": str(self.home),
                 "SPARK_LOCAL_IP": host,
                 "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
                 "PYSPARK_PYTHON": self.python,
@@ -78,7 +91,7 @@ class StandaloneBackend(ClusterBackend):
         return env
 
     def _spawn(self, key: str, args: list[str], env: dict[str, str], log: Path) -> int:
-        cmd = [str(spark_class()), *args]
+        cmd = [str(self.spark_class), *args]
         with open(log, "ab") as out:
             proc = subprocess.Popen(
                 cmd,
@@ -97,8 +110,8 @@ class StandaloneBackend(ClusterBackend):
             proc.poll()
 
     def _preflight(self) -> None:
-        if not spark_class().exists():
-            raise ClusterError(f"{spark_class()} is missing: reinstall pyspark")
+        if not self.spark_class.exists():
+            raise ClusterError(f"{self.spark_class} is missing: reinstall pyspark")
 
     def _start_master(self, info: ClusterInfo) -> None:
         args = self._master_args(MASTER_CLASS)

@@ -15,6 +15,7 @@ import pytest
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter, load_events
 from harness.scenario.faults import ClockSkew
+from harness.systems.hudi import driver_clock
 from harness.systems.hudi.driver_clock import (
     LIBFAKETIME,
     ClockSteps,
@@ -79,6 +80,43 @@ def test_steps_are_written_on_schedule_and_proven_by_a_skewed_instant(
     evidence = fault["evidence"]
     assert abs(evidence["observed_skew_ms"] + 10000) < 1500 and evidence["offset_ms"] == -10000
     assert fault["applied"] and fault["start_s"] == 1.0
+
+
+def test_a_drift_moves_the_offset_with_time_and_is_proven_once_it_is_well_past_the_noise(
+    tmp_path: Path, faketime: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wall = [1_000_000.0]
+    monkeypatch.setattr(driver_clock.time, "time", lambda: wall[0])
+    history = HistoryWriter(tmp_path / "history", "runner")
+    clock = DriverClock(tmp_path)
+    drift = step_of(_occurrence(drift_ppm=100_000, duration_s=60))  # 10%: 100 ms a second
+    assert (drift.offset_ms, drift.drift_ppm, drift.end_s) == (0.0, 100_000, 61.0)
+    steps = ClockSteps(clock, [drift], history)
+    steps.move(1.0)
+    assert clock.path.read_text().strip() == "+0.000"
+    wall[0] += 10
+    steps.move(11.0)
+    assert clock.path.read_text().strip() == "+1.000"
+
+    def seen_at(skew_s: float) -> SeenInstant:
+        instant = _instant(wall[0] + skew_s)
+        return SeenInstant(
+            0.0, 1, f"{instant}.commit.requested", "requested", "commit", instant, None
+        )
+
+    steps.seen([seen_at(1.0)], lambda _: wall[0])  # 1 s drifted: within the noise, no proof
+    assert steps.unproven()
+    wall[0] += 40
+    steps.move(51.0)
+    assert clock.path.read_text().strip() == "+5.000"
+    steps.seen([seen_at(0.0)], lambda _: wall[0])  # an instant on the runner's clock: none
+    steps.seen([seen_at(5.0)], lambda _: wall[0])
+    assert not steps.unproven()
+    (fault,) = [e for e in load_events(tmp_path / "history")[0] if e["kind"] == "fault"]
+    assert fault["evidence"]["drifted_ms"] == 5000 and fault["evidence"]["drift_ppm"] == 100_000
+    wall[0] += 10
+    steps.move(61.0)  # its duration is over: the clock is back
+    assert clock.path.read_text().strip() == "+0.000"
 
 
 def test_a_process_under_the_clock_reads_the_file_s_offset(tmp_path: Path, faketime: None) -> None:

@@ -23,7 +23,8 @@ HUDI = Capabilities(
     versions=("1.2.0",),  # harness/systems/hudi/runtime.py: HUDI_RUNTIMES
     modes=("append", "upsert", "bank"),
     table_types=("cow", "mor"),
-    backends=("local",),
+    # standalone: the runtime's own Spark 3.5 daemons (harness/runner/cluster_setup.py)
+    backends=("local", "standalone"),
     checks=("exactly_once", "unique_keys", "timeline", "isolation", "bank"),
     # Driver SIGKILLs at Hudi's commit seams as seen from outside its JVM: mid_commit = the
     # batch's instant is requested or inflight on the timeline, not completed; after_commit
@@ -43,10 +44,14 @@ HUDI = Capabilities(
         # instant requested, before any of its files is written; Spark retries the task
         # (harness/systems/hudi/task_crash_stage.py).
         "writer_crash": ("before_flush",),
+        # A standalone worker's process group (worker and executor JVMs, Python workers)
+        # killed or stopped (harness/faults/worker_faults.py)
+        "worker_kill": (),
+        "worker_pause": (),
     },
     # The stream driver's clock, moved by libfaketime from outside its JVM.
     fault_targets={"clock_skew": ("coordinator",)},
-    refused_fault_keys=("drift_ppm",),
+    fault_minimums={"clock_skew.drift_ppm": 0.0},
     refusals={
         "drop_ack": _INLINE_COMMIT.format(what="drop"),
         "delay_ack": _INLINE_COMMIT.format(what="delay"),
@@ -58,13 +63,18 @@ HUDI = Capabilities(
             "hudi_reader compares hudi-rs with the engine's own reads; Hudi's table is read "
             "through Hudi's Spark reader by the other checks"
         ),
-        "drift_ppm": (
-            "libfaketime moves the driver's clock by an offset or a jump (offset_ms, jump_ms); "
-            "a drift is not built for hudi yet"
-        ),
         "writer_crash.point": (
             "seam before the task writes a file: Hudi writes them in its JVM, and a writer "
             "task's one Python process runs in the stage Hudi's write job evaluates first"
+        ),
+        "docker": (
+            "the cluster image holds the project's Spark 4.1 line, not Hudi's 3.5 runtime; "
+            "standalone runs Hudi's own"
+        ),
+        "clock_skew.drift_ppm": (
+            "libfaketime re-reads the driver's offset once a second, so a drift moves the "
+            "clock in steps of a second: forward for a fast clock, but back (a jump, not a "
+            "drift) for a slow one; a clock behind is an offset_ms or jump_ms"
         ),
         "upsert": _BATCH_OPS,
         "insert": _BATCH_OPS,

@@ -45,24 +45,33 @@ def instant_epoch_ms(instant: str) -> float | None:
 
 @dataclass
 class Step:
-    """One skew of the driver's clock: set at `at_s`, undone at `end_s` (None: never)."""
+    """One skew of the driver's clock: set at `at_s`, undone at `end_s` (None: never). A
+    drift's offset grows from 0 by `drift_ppm` of the time since it was set."""
 
     occurrence: Occurrence[Any]
     offset_ms: float
     end_s: float | None
+    drift_ppm: float = 0.0
     set_wall: float | None = None  # the runner's wall clock when it was written
     set_s: float = 0.0  # ... and the run's elapsed seconds
-    expected_ms: float = 0.0  # the driver's whole offset once it was set
     ended: bool = False
     proven: bool = False
 
+    def offset_at(self, wall: float) -> float:
+        """Its part of the driver's offset at the runner's wall time `wall` (ms)."""
+        if self.set_wall is None or wall < self.set_wall or self.ended:
+            return 0.0
+        return self.offset_ms + self.drift_ppm * 1e-6 * (wall - self.set_wall) * 1000
+
 
 def step_of(occurrence: Occurrence[Any]) -> Step:
-    """offset_ms lasts its duration (or the run); jump_ms stays."""
+    """offset_ms and drift_ppm last their duration (or the run); jump_ms stays."""
     fault = occurrence.fault
     if fault.jump_ms is not None:
         return Step(occurrence, float(fault.jump_ms), None)
     end = occurrence.end_s if fault.duration_s is not None else None
+    if fault.drift_ppm is not None:
+        return Step(occurrence, 0.0, end, drift_ppm=float(fault.drift_ppm))
     return Step(occurrence, float(fault.offset_ms), end)
 
 
@@ -100,18 +109,28 @@ def observed_skew(instant: str, seen_wall: float) -> float | None:
     return None if epoch_ms is None else epoch_ms - seen_wall * 1000
 
 
-def step_evidence(step: Step, instant: str, seen_wall: float) -> dict[str, Any] | None:
-    """Proof of a step: an instant requested after it was set, off by the offset."""
+def step_evidence(
+    step: Step, instant: str, seen_wall: float, expected_ms: float
+) -> dict[str, Any] | None:
+    """Proof of a step: an instant requested after it was set, off by the driver's whole
+    offset then (`expected_ms`); a drift only once it has moved the clock by more than
+    the tolerance twice over (an instant read before that would prove nothing)."""
     skew = observed_skew(instant, seen_wall)
     if step.set_wall is None or skew is None or seen_wall < step.set_wall:
         return None
-    if abs(skew - step.expected_ms) > TOLERANCE_MS:
+    if abs(skew - expected_ms) > TOLERANCE_MS:
+        return None
+    drifted = step.offset_at(seen_wall) - step.offset_ms
+    if step.drift_ppm and abs(drifted) < 2 * TOLERANCE_MS:
         return None
     return {
         "instant": instant,
         "seen_wall_ms": round(seen_wall * 1000),
         "observed_skew_ms": round(skew),
-        "offset_ms": step.expected_ms,
+        "offset_ms": round(expected_ms, 1),
+        **(
+            {"drift_ppm": step.drift_ppm, "drifted_ms": round(drifted, 1)} if step.drift_ppm else {}
+        ),
         "tolerance_ms": TOLERANCE_MS,
         "clock": "libfaketime on the stream driver's JVM",
     }
@@ -126,21 +145,22 @@ class ClockSteps:
     steps: list[Step]
     history: HistoryWriter
 
-    def _write(self) -> None:
-        active = [s for s in self.steps if s.set_wall is not None and not s.ended]
-        self.clock.set_offset(sum(s.offset_ms for s in active))
+    def offset_at(self, wall: float) -> float:
+        """The driver's whole offset at the runner's wall time `wall` (ms)."""
+        return sum(s.offset_at(wall) for s in self.steps)
 
     def move(self, elapsed: float) -> None:
+        """Set and undo steps on schedule; a drift rewrites the offset at every call
+        (libfaketime reads it once a second: the clock drifts in steps of a second)."""
+        changed = False
         for step in self.steps:
             if step.set_wall is None and elapsed >= step.occurrence.at_s:
-                step.set_wall, step.set_s = time.time(), elapsed
-                step.expected_ms = sum(
-                    s.offset_ms for s in self.steps if s.set_wall is not None and not s.ended
-                )
-                self._write()
+                step.set_wall, step.set_s, changed = time.time(), elapsed, True
             elif step.end_s is not None and not step.ended and elapsed >= step.end_s:
-                step.ended = True
-                self._write()
+                step.ended, changed = True, True
+        drifting = any(s.drift_ppm and s.set_wall is not None and not s.ended for s in self.steps)
+        if changed or drifting:
+            self.clock.set_offset(self.offset_at(time.time()))
 
     def seen(self, new: Sequence[SeenInstant], wall_of: Callable[[float], float]) -> None:
         """`wall_of`: the runner's wall time of a monotonic reading (the watch's)."""
@@ -150,7 +170,8 @@ class ClockSteps:
             for step in self.steps:
                 if step.proven or step.ended:
                     continue
-                proof = step_evidence(step, entry.requested, wall_of(entry.seen_s))
+                wall = wall_of(entry.seen_s)
+                proof = step_evidence(step, entry.requested, wall, self.offset_at(wall))
                 if proof is not None:
                     step.proven = True
                     record_fault(self.history, step.occurrence, step.set_s, **proof)

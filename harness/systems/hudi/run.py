@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.faults.kinds import FaultKind
+from harness.faults.worker_faults import WorkerFaults
 from harness.history import HistoryWriter, append_series
 from harness.history_events import Kind
 from harness.pipeline.rates import rate_law
+from harness.runner.cluster_setup import start_cluster
 from harness.runner.driver_config import fault_occurrences
 from harness.runner.errors import RunError
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
@@ -41,6 +43,9 @@ from harness.systems.hudi.run_state import SETTLE_LIMIT_S, HudiRun, data_actions
 from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.task_crash import TaskCrashes, crash_spec
 from harness.systems.hudi.timeline_watch import TimelineWatch
+
+if TYPE_CHECKING:
+    from infra.cluster import ClusterBackend, ClusterInfo
 
 STOP_TIMEOUT_S = 120.0
 # engine.safety.occ false: no writer checks for conflicts or takes a lock, so the harness
@@ -116,6 +121,8 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
         for pause in run.lock_pauses:
             pause.step(elapsed)
         run.arm_due(elapsed)
+        if run.worker_faults is not None:
+            run.worker_faults.step(elapsed)
         if run.task_crashes is not None:
             run.task_crashes.step(elapsed, run.t0, run.history)
         run.restart_if_killed(elapsed)
@@ -131,13 +138,20 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
 
 
 def driver_config(
-    scenario: Scenario, paths: RunPaths, runtime: SparkRuntime, lock: RunLock | None
+    scenario: Scenario,
+    paths: RunPaths,
+    runtime: SparkRuntime,
+    lock: RunLock | None,
+    cluster: ClusterInfo | None = None,
 ) -> dict[str, Any]:
     writers = scenario.engine.writers
     extra: dict[str, Any] = {
         "table_path": str(paths.table),
         "spark_conf": dict(scenario.cluster.spark_conf),
     }
+    if cluster is not None:  # the stream's executors on the cluster's workers (not the
+        # batch writers': an application of the stream's holds every core of the cluster)
+        extra["cluster_conf"] = dict(cluster.spark_conf)
     if lock is not None:  # more than one writer: OCC under the run's lock, unless off
         safe = scenario.engine.safety.occ
         extra["hudi_options"] = occ_options(lock.spec, TABLE_NAME) if safe else UNSAFE_WRITERS
@@ -150,7 +164,8 @@ def driver_config(
         paths.root,
         table_type=scenario.table.type,
         trigger_s=scenario.engine.checkpoint_interval_s,
-        master=f"local[{writers},4]",  # 4 attempts: a killed task is retried
+        # 4 attempts: a killed task is retried (a cluster's default is 4 too)
+        master=cluster.master_url if cluster is not None else f"local[{writers},4]",
         identifier=f"instantbench-{scenario.name}",
         extra=extra,
     )
@@ -198,12 +213,18 @@ def _stop_all(run: HudiRun, lander: Lander, watch: TimelineWatch, timeout_s: flo
     return problem
 
 
-def _prepare(scenario: Scenario, out: Path, variant: str | None) -> tuple[HudiRun, RunLock | None]:
-    """The run's directory, its lock (with batch writers) and the processes' configs."""
-    runtime = require_runtime(scenario)  # before anything starts
-    paths = new_run_paths(scenario, out, variant)
+def _prepare(
+    scenario: Scenario,
+    paths: RunPaths,
+    runtime: SparkRuntime,
+    variant: str | None,
+    cluster: ClusterBackend | None,
+) -> tuple[HudiRun, RunLock | None]:
+    """The run's state, its lock (with batch writers) and the processes' configs."""
     run = HudiRun(scenario, paths, runtime, HistoryWriter(paths.history, "runner"), variant)
     occurrences = list(fault_occurrences(scenario))
+    if cluster is not None:
+        run.worker_faults = WorkerFaults(cluster, occurrences, run.history, run.mark_fired)
     seams = (FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_PAUSE)
     run.pending = sorted((o for o in occurrences if o.kind in seams), key=lambda o: o.at_s)
     steps = [step_of(o) for o in occurrences if o.kind == FaultKind.CLOCK_SKEW]
@@ -220,7 +241,8 @@ def _prepare(scenario: Scenario, out: Path, variant: str | None) -> tuple[HudiRu
             LockHolderPause(o, holders, run.groups, run.history, lock.spec.lease_s, paths.table)
             for o in pauses
         ]
-    run.config = driver_config(scenario, paths, runtime, lock)
+    info = cluster.require_info() if cluster is not None else None
+    run.config = driver_config(scenario, paths, runtime, lock, info)
     crashes = [o for o in occurrences if o.kind == FaultKind.WRITER_CRASH]
     if crashes:
         run.task_crashes = TaskCrashes(crashes, run.config["task_crash"])
@@ -234,8 +256,27 @@ def _prepare(scenario: Scenario, out: Path, variant: str | None) -> tuple[HudiRu
 def run_hudi(
     scenario: Scenario, out: Path, variant: str | None = None, quiet: bool = False
 ) -> RunOutcome:
-    run, lock = _prepare(scenario, out, variant)
-    paths = run.paths
+    runtime = require_runtime(scenario)  # before anything starts
+    paths = new_run_paths(scenario, out, variant)
+    # A cluster of the runtime's own Spark line: its daemons, executors and Python workers.
+    cluster = start_cluster(scenario, paths, python=runtime.python, spark_home=runtime.spark_home)
+    try:
+        return _run_hudi(scenario, paths, runtime, variant, quiet, cluster)
+    finally:
+        if cluster is not None:
+            with signals_held():  # a second Ctrl-C must not leave half the cluster running
+                cluster.down()
+
+
+def _run_hudi(
+    scenario: Scenario,
+    paths: RunPaths,
+    runtime: SparkRuntime,
+    variant: str | None,
+    quiet: bool,
+    cluster: ClusterBackend | None,
+) -> RunOutcome:
+    run, lock = _prepare(scenario, paths, runtime, variant, cluster)
     law = rate_law(scenario.source.rate.model_dump(mode="json"), scenario.run_s)
     lander = Lander(event_spec(scenario), law, landing_dir(run.config))
     watch = TimelineWatch(paths.table, interval_s=WATCH_INTERVAL_S, on_new=run.on_new)

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 from harness.faults.evidence import record_fault
 from harness.faults.kinds import FaultKind
 from harness.faults.schedule import Occurrence
+from harness.faults.worker_faults import WorkerFaults
 from harness.history import HistoryWriter
 from harness.history_events import Kind
 from harness.runner.errors import RunError
@@ -66,6 +67,8 @@ class HudiRun:
     pausing: DriverPause | None = None  # the armed seam stops the driver instead
     paused: list[DriverPause] = field(default_factory=list)  # stopped, each with a successor
     task_crashes: TaskCrashes | None = None  # writer_crash: a task's Python worker killed
+    worker_faults: WorkerFaults | None = None  # worker_kill, worker_pause (a cluster's)
+    fired: set[str] = field(default_factory=set)  # labels of faults that fired once
     # Why the system under test failed by itself (a driver or writer exited, or would not
     # stop): the table it left is still judged.
     system_failure: str | None = None
@@ -73,6 +76,12 @@ class HudiRun:
     progress: RunProgress | None = None
     rows_seen: int = 0  # rows committed at the last sample (the progress bar's rows/s)
     anchor: Anchor = field(default_factory=lambda: Anchor(time.time(), time.monotonic()))
+
+    def mark_fired(self, label: str) -> bool:
+        """True the first time `label` fires (a fault that fires once)."""
+        first = label not in self.fired
+        self.fired.add(label)
+        return first
 
     @property
     def driver(self) -> DriverProcess:
@@ -193,6 +202,7 @@ class HudiRun:
             p.unsettled() for p in self.paused
         )
         crashing = self.task_crashes is not None and self.task_crashes.unsettled()
+        crashing = crashing or (self.worker_faults is not None and self.worker_faults.unsettled())
         waiting = bool(self.pending) or self.seam is not None or paused or crashing
         return waiting or writers_pending or skew_unseen
 

@@ -66,6 +66,13 @@ class SparkRuntime:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def spark_home(self) -> Path:
+        """The runtime's pyspark package (bin/spark-class: its standalone daemons)."""
+        venv = Path(self.python).parent.parent
+        found = sorted(venv.glob("lib/python*/site-packages/pyspark"))
+        return found[0] if found else venv / "pyspark"
+
 
 def cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

@@ -51,6 +51,8 @@ def build_session(cfg: dict[str, Any]) -> SparkSession:
         "spark.sql.streaming.fileSource.log.deletion": "false",
         # A stop that interrupts Hudi's async compactor can wait forever: bounded.
         "spark.sql.streaming.stopTimeout": str(int(STOP_BOUND_S * 1000)),
+        # A cluster's: its secret, the executors' python, cores and memory.
+        **cfg.get("cluster_conf", {}),
     }
     spark = build_shared_session(cfg, cfg.get("app_name", "hudi-stream"), "local[2,4]", extra)
     info_loggers(spark, cfg.get("info_loggers", INFO_LOGGERS))

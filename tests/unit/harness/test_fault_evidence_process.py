@@ -15,6 +15,7 @@ import pytest
 from fault_occurrence import occurrence
 from stand_in_drivers import new_supervisor, stand_in_supervisor
 
+from harness.faults import worker_faults as worker_faults_module
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog
 from harness.history import HistoryWriter, read_events
@@ -124,11 +125,11 @@ def test_a_worker_fault_is_recorded_only_once_the_worker_shows_it(
     # a status that never shows the fault is given up on after a few polls, without waiting.
     ticks = itertools.count()
     fake_time = SimpleNamespace(sleep=lambda s: None, monotonic=lambda: float(next(ticks)))
-    monkeypatch.setattr(supervisor_module, "time", fake_time)
+    monkeypatch.setattr(worker_faults_module, "time", fake_time)
     cluster = StandInCluster(shows)
     o = occurrence(kind, 0, 5.0, 10.0, "worker:1", {})
     sup = new_supervisor(tmp_path, tmp_path, [o], cluster=cluster)
-    sup._worker_fault(o, 5.0)
+    sup.worker_faults.apply(o, 5.0)
     assert cluster.done == [kind.removeprefix("worker_")]  # applied either way
     if not shows:
         assert _events(tmp_path) == []

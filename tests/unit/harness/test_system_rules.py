@@ -88,6 +88,25 @@ def test_what_hudi_cannot_do_yet_is_refused_by_key(sections: dict, key: str) -> 
     assert key in _problem(_hudi(**sections))
 
 
+def test_a_hudi_writer_task_dies_before_it_writes_a_file() -> None:
+    crash = {"kind": "writer_crash", "at_s": 5, "target": "writer:1"}
+    text = _problem(_hudi(faults=[crash]))  # the default point, mid_flush, is the engine's
+    assert "faults.0.point" in text and "Hudi writes them in its JVM" in text
+    assert "allowed: before_flush" in text
+    ok = validate_scenario(_hudi(faults=[{**crash, "point": "before_flush"}]))
+    assert ok.faults[0].point == "before_flush"
+
+
+def test_hudi_runs_on_a_standalone_cluster_of_its_runtime_and_takes_worker_faults() -> None:
+    kill = {"kind": "worker_kill", "at_s": 5, "target": "worker:1"}
+    cluster = {"backend": "standalone", "workers": 2, "cores_per_worker": 1}
+    ok = validate_scenario(_hudi(cluster=cluster, faults=[kill, {**kill, "kind": "worker_pause"}]))
+    assert [f.kind for f in ok.faults] == ["worker_kill", "worker_pause"]
+    assert "faults.0" in _problem(_hudi(faults=[kill]))  # local mode has no worker to kill
+    text = _problem(_hudi(cluster={**cluster, "backend": "docker"}))
+    assert "cluster.backend" in text and "not Hudi's 3.5 runtime" in text
+
+
 def test_the_engine_takes_no_version() -> None:
     assert "system.version" in _problem({"name": "e", "system": {"version": "1.0"}})
 
@@ -114,13 +133,15 @@ def test_a_system_axis_gives_each_variant_its_own_version_and_checks() -> None:
     assert [v.checks for _, v in expand_matrix(chosen)] == [["exactly_once"], ["exactly_once"]]
 
 
-def test_hudi_skews_its_stream_driver_s_clock_by_an_offset_or_a_jump() -> None:
+def test_hudi_skews_its_stream_driver_s_clock_by_an_offset_a_jump_or_a_drift() -> None:
     step = {"kind": "clock_skew", "at_s": 5, "target": "coordinator", "jump_ms": -10000}
     assert validate_scenario(_hudi(faults=[step])).faults[0].kind == "clock_skew"
     writers = _problem(_hudi(faults=[{**step, "target": "batch_writer:0"}]))
     assert "faults.0.target" in writers and "allowed: coordinator" in writers
     drift = {"kind": "clock_skew", "at_s": 5, "drift_ppm": 500}
-    assert "faults.0.drift_ppm" in _problem(_hudi(faults=[drift]))
+    assert validate_scenario(_hudi(faults=[drift])).faults[0].drift_ppm == 500
+    slow = _problem(_hudi(faults=[{**drift, "drift_ppm": -500}]))
+    assert "faults.0.drift_ppm" in slow and "back (a jump" in slow and "allowed: >= 0" in slow
 
 
 def test_a_hudi_lock_holder_pause_needs_the_zookeeper_lock_and_a_seam_seen_from_outside() -> None:

@@ -39,3 +39,20 @@ def test_a_missing_image_is_built_with_its_log_in_an_existing_log_dir(tmp_path, 
         backend.up()
     assert seen and seen[0].read_text() == "building\n"
     assert backend.info is None
+
+
+def test_a_standalone_cluster_runs_the_spark_home_and_python_it_is_given(tmp_path):
+    """A system on a Spark line of its own (Hudi's 3.5 runtime) gets daemons, executors
+    and Python workers of that line, not the project's pyspark."""
+    from infra.cluster.standalone import StandaloneBackend, spark_home
+
+    home, python = tmp_path / "pyspark-3.5", str(tmp_path / "venv" / "bin" / "python")
+    backend = StandaloneBackend(2, 1, tmp_path / "cluster", python=python, spark_home=home)
+    assert backend.spark_class == home / "bin" / "spark-class"
+    env = backend._env("127.0.0.11")
+    assert (env["SPARK_HOME"], env["PYSPARK_PYTHON"]) == (str(home), python)
+    assert backend.spark_conf()["spark.pyspark.python"] == python
+    with pytest.raises(ClusterError, match=r"pyspark-3\.5/bin/spark-class is missing"):
+        backend._preflight()
+    default = StandaloneBackend(2, 1, tmp_path / "cluster")
+    assert default.spark_class == spark_home() / "bin" / "spark-class"
