@@ -141,7 +141,9 @@ CoordinatorPoint = Literal[
 ]
 # A crash can also hit the driver between Spark's commit log and the ACK (the driver's
 # AckWatcher, harness/pipeline/acks.py): only Spark's checkpoint knows that batch then.
-CrashPoint = Literal[CoordinatorPoint, "after_spark_commit_before_ack"]
+# mid_retry (Hudi): the harness fails a batch inside Hudi's sink (every attempt of one of
+# its tasks dies), and the driver dies once the sink's retry of it requested its instant.
+CrashPoint = Literal[CoordinatorPoint, "after_spark_commit_before_ack", "mid_retry"]
 # The table's own seams, `<operation>_<seam>` (harness/faults/seams.py names them): inside
 # the TrueTime wait of a generated time, right before its generation record
 # (`.hoodie/.truetime`) or a timeline file (or a rollback's claim) is written, right before

@@ -50,10 +50,11 @@ def system_problems(s: "Scenario") -> list[Problem]:
 
 def _engine_problems(s: "Scenario") -> list[Problem]:
     """The engine has no version, and its batch writers stop at named seams."""
+    only_hudi = {"lock_held": LOCK_HELD_ON_ENGINE, "mid_retry": MID_RETRY_ON_ENGINE}
     problems = [
-        Problem(f"faults.{i}.point", LOCK_HELD_ON_ENGINE, "lock_held")
+        Problem(f"faults.{i}.point", only_hudi[point], point)
         for i, f in enumerate(s.faults)
-        if getattr(f, "point", None) == "lock_held"
+        if (point := getattr(f, "point", None)) in only_hudi
     ]
     if s.system.version is not None:
         problems.append(
@@ -66,6 +67,12 @@ def _engine_problems(s: "Scenario") -> list[Problem]:
     return problems
 
 
+MID_RETRY_ON_ENGINE = (
+    "mid_retry is Hudi's: its streaming sink retries a failed batch inside the micro-batch; "
+    "the engine's driver restarts the query from its checkpoint instead (point: "
+    "after_coordinator_snapshot, after_ack_before_commit, mid_commit, after_fencing_check, "
+    "after_commit, after_spark_commit_before_ack)"
+)
 LOCK_HELD_ON_ENGINE = (
     "lock_held is where Hudi's writer is seen holding its ZooKeeper lock from outside its "
     "JVM; the engine's batch writers stop at a named seam instead (faults: "

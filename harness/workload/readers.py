@@ -12,6 +12,11 @@ from harness.history import HistoryWriter
 from harness.workload.reads import perform_read
 
 
+def _latest_completion(table: Table) -> str | None:
+    completed = table.timeline.completed(include_archived=True)
+    return max((i.completed_at for i in completed), default=None)
+
+
 class ReaderThread(threading.Thread):
     def __init__(
         self,
@@ -34,14 +39,19 @@ class ReaderThread(threading.Thread):
 
     def _attempt(self, read_kind: str | None, read: Callable[[], Any], **where: Any) -> bool:
         """One read, recorded as a `read` event, or as a `read_error` if it raised: a failed
-        read is evidence (counted by the checks), not a crash of the run. A time travel or
-        pull that a clean moved out of the retention window meanwhile is recorded as
-        `read_out_of_window`: its files may be gone, which is no lost data."""
+        read is evidence (counted by the checks), not a crash of the run. A read whose point
+        a clean moved out of the retention window meanwhile is recorded as
+        `read_out_of_window`: its files may be gone, which is no lost data. A snapshot's
+        point is the latest completion of the timeline it loaded (a commit and a clean
+        that retains one commit can land while it reads)."""
         try:
             record = read()
         except Exception as exc:
             point = where.get("as_of", where.get("begin"))
-            out = read_kind in ("as_of", "incremental") and not cleaning.in_window(
+            if read_kind == "snapshot":
+                point = _latest_completion(self.table)  # as the read loaded it
+                where = {"as_of": point}
+            out = read_kind in ("snapshot", "as_of", "incremental") and not cleaning.in_window(
                 self.table.reload(), point
             )
             self.history.record(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hudi_checkpoint_files import write_checkpoint
 
-from harness.systems.hudi.seams import KillBetweenCommits
+from harness.systems.hudi.seams import KillBetweenCommits, KillMidRetry
 from harness.systems.hudi.timeline_watch import (
     SeenInstant,
     extra_metadata,
@@ -120,3 +120,38 @@ def test_a_completion_after_spark_s_commit_is_missed_until_the_fallback(tmp_path
     assert evidence.fallback and not evidence.in_window
     assert evidence.missed == [FIRST]
     assert evidence.batch is None  # nothing planned without a commit when it died
+
+
+def test_mid_retry_kills_at_the_retry_s_instant_of_the_batch_the_harness_failed(
+    tmp_path: Path,
+) -> None:
+    table = _table(tmp_path, [])
+    checkpoint = write_checkpoint(tmp_path / "ckpt", {0: ["file:///a"]}, {0: 0}, commits=[])
+    failure: dict = {}
+    kills: list[int] = []
+    seam = KillMidRetry(
+        lambda: kills.append(1), checkpoint, table, IDENTIFIER, failed=lambda: failure or None
+    )
+    first = "20261128194933241.deltacommit.requested"
+    seam([_seen(first)])  # the failing attempt's own instant, before the job failed
+    assert kills == []
+    failure.update(pending_instants=["20261128194933241"], batch_id="0")
+    seam([_seen("20261128194933241.deltacommit.inflight", 1)])  # still the failed instant
+    assert kills == []
+    seam([_seen("20261128194938000.deltacommit.requested", 2)])  # the sink's retry
+    assert kills == [1]
+    evidence = seam.settle()
+    assert evidence is not None and evidence.in_window and evidence.hudi_batch == 0
+    assert evidence.instant == "20261128194938000.deltacommit.requested"
+
+
+def test_mid_retry_is_not_in_its_window_once_spark_committed_the_failed_batch(
+    tmp_path: Path,
+) -> None:
+    table = _table(tmp_path, [])
+    checkpoint = write_checkpoint(tmp_path / "ckpt", {0: ["file:///a"]}, {0: 0}, commits=[0])
+    failure = {"pending_instants": ["20261128194933241"], "batch_id": "0"}
+    seam = KillMidRetry(lambda: None, checkpoint, table, IDENTIFIER, failed=lambda: failure)
+    seam([_seen("20261128194938000.deltacommit.requested")])
+    evidence = seam.settle()
+    assert evidence is not None and not evidence.in_window

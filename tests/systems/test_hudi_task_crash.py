@@ -16,7 +16,7 @@ import pytest
 from harness.faults.schedule import Occurrence, parse_fault
 from harness.history import HistoryWriter, read_events
 from harness.systems.hudi import task_crash_stage
-from harness.systems.hudi.task_crash import TaskCrashes, crash_spec
+from harness.systems.hudi.task_crash import TaskCrashes, crash_spec, failed_batch, write_armed
 from harness.systems.hudi.task_crash_stage import ARMED, at_task_start
 from harness.systems.hudi.timeline_names import pending_instants
 
@@ -37,7 +37,9 @@ class Task:
         return self._ids[2]
 
     def getLocalProperty(self, key: str) -> str | None:
-        return "7" if key == task_crash_stage.BATCH_PROPERTY else None
+        return {task_crash_stage.BATCH_PROPERTY: "7", task_crash_stage.DRIVER_PROPERTY: "41"}.get(
+            key
+        )
 
 
 @pytest.fixture
@@ -54,9 +56,8 @@ def kills(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return killed
 
 
-def _arm(spec: dict[str, Any], partition: int, label: str = "writer_crash@writer:1#0") -> None:
-    Path(spec["dir"]).mkdir(parents=True, exist_ok=True)
-    (Path(spec["dir"]) / ARMED).write_text(json.dumps({"label": label, "partition": partition}))
+def _arm(spec: dict[str, Any], partition: int, every_attempt: bool = False) -> None:
+    write_armed(Path(spec["dir"]), "writer_crash@writer:1#0", partition, every_attempt)
 
 
 def _request(spec: dict[str, Any], name: str) -> None:
@@ -145,6 +146,7 @@ def test_the_runner_arms_when_due_and_records_only_a_crash_spark_retried(
     assert json.loads((folder / ARMED).read_text()) == {
         "label": "writer_crash@writer:1#0",
         "partition": 1,
+        "every_attempt": False,
     }
     label = "writer_crash@writer:1#0"
     (folder / f"{label}.exited").write_text(json.dumps({"pid": os.getpid(), "t": 9.5}))
@@ -170,3 +172,35 @@ def test_an_armed_crash_whose_task_never_ran_again_stays_unsettled(
     (Path(spec["dir"]) / f"{label}.exited").write_text(json.dumps({"pid": _dead_pid(), "t": 9}))
     crashes.step(30.0, 0.0, history)
     assert crashes.unsettled() and read_events(tmp_path / "history") == []
+
+
+def test_a_batch_is_failed_by_every_attempt_of_one_task_dying(
+    spec: dict[str, Any], kills: list[int]
+) -> None:
+    """coordinator_crash mid_retry on Hudi: the job must fail so the sink retries it."""
+    _arm(spec, partition=0, every_attempt=True)
+    _request(spec, "009.commit.requested")
+    folder, label = Path(spec["dir"]), "writer_crash@writer:1#0"
+    at_task_start(spec, Task(5, 0, 0))
+    assert failed_batch(folder, label, 4) is None  # one attempt of four
+    for attempt in (1, 2):
+        at_task_start(spec, Task(5, 0, attempt))
+    at_task_start(spec, Task(6, 0, 3))  # another stage: the retry's job, which must not die
+    assert len(kills) == 3 and failed_batch(folder, label, 4) is None
+    at_task_start(spec, Task(5, 0, 3))
+    assert len(kills) == 4 and not (folder / f"{label}.retried").exists()
+    failure = failed_batch(folder, label, 4)
+    assert failure is not None and failure["pending_instants"] == ["009"]
+    assert [a["attempt"] for a in failure["attempts"]] == [0, 1, 2, 3]
+    assert {a["driver"] for a in failure["attempts"]} == {"41"}
+
+
+def test_a_restarted_driver_s_tasks_are_not_the_task_that_died(
+    spec: dict[str, Any], kills: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _arm(spec, partition=0, every_attempt=True)
+    _request(spec, "009.commit.requested")
+    at_task_start(spec, Task(5, 0, 0))
+    monkeypatch.setattr(Task, "getLocalProperty", lambda self, key: "42")  # another driver
+    at_task_start(spec, Task(5, 0, 1))  # the same stage id and partition, a new driver
+    assert len(kills) == 1

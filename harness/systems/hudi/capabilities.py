@@ -34,7 +34,10 @@ HUDI = Capabilities(
     # holding it with its metadata-table commit inflight (commit_before_completed: past
     # Hudi's conflict check), past its session's timeout (harness/systems/hudi/lock_pause.py).
     faults={
-        "coordinator_crash": ("mid_commit", "after_commit"),
+        # mid_retry: the harness fails a batch (every attempt of one task dies in the
+        # Python stage, harness/systems/hudi/task_crash_stage.py) and kills the driver once
+        # the sink's retry of the batch requested its instant (seams.py: KillMidRetry).
+        "coordinator_crash": ("mid_commit", "after_commit", "mid_retry"),
         # The driver stopped inside Hudi's commit while a successor takes over its
         # checkpoint (harness/systems/hudi/driver_pause.py).
         "coordinator_pause": ("mid_commit",),

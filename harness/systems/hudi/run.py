@@ -39,7 +39,13 @@ from harness.systems.hudi.landing import Lander, event_spec
 from harness.systems.hudi.lock_holder import LockHolders
 from harness.systems.hudi.lock_options import ZOOKEEPER_BASE_PATH, occ_options
 from harness.systems.hudi.lock_pause import LockHolderPause
-from harness.systems.hudi.run_state import SETTLE_LIMIT_S, HudiRun, data_actions, require_runtime
+from harness.systems.hudi.run_state import (
+    MAX_TASK_ATTEMPTS,
+    SETTLE_LIMIT_S,
+    HudiRun,
+    data_actions,
+    require_runtime,
+)
 from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.task_crash import TaskCrashes, crash_spec
 from harness.systems.hudi.timeline_watch import TimelineWatch
@@ -137,6 +143,12 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
         time.sleep(0.05)
 
 
+def _fails_a_task(fault: Any) -> bool:
+    """A writer crash, or a driver crash mid_retry (it fails a batch by its tasks first)."""
+    mid_retry = fault.kind == FaultKind.COORDINATOR_CRASH and fault.point == "mid_retry"
+    return bool(fault.kind == FaultKind.WRITER_CRASH or mid_retry)
+
+
 def driver_config(
     scenario: Scenario,
     paths: RunPaths,
@@ -144,7 +156,7 @@ def driver_config(
     lock: RunLock | None,
     cluster: ClusterInfo | None = None,
 ) -> dict[str, Any]:
-    writers = scenario.engine.writers
+    writers, attempts = scenario.engine.writers, MAX_TASK_ATTEMPTS
     extra: dict[str, Any] = {
         "table_path": str(paths.table),
         "spark_conf": dict(scenario.cluster.spark_conf),
@@ -155,7 +167,7 @@ def driver_config(
     if lock is not None:  # more than one writer: OCC under the run's lock, unless off
         safe = scenario.engine.safety.occ
         extra["hudi_options"] = occ_options(lock.spec, TABLE_NAME) if safe else UNSAFE_WRITERS
-    if any(f.kind == FaultKind.WRITER_CRASH for f in scenario.faults):
+    if any(_fails_a_task(f) for f in scenario.faults):  # the Python stage a crash needs
         actions = data_actions(scenario)
         extra["task_crash"] = crash_spec(paths.control, paths.table, actions, writers)
     config = stream_config(
@@ -165,7 +177,7 @@ def driver_config(
         table_type=scenario.table.type,
         trigger_s=scenario.engine.checkpoint_interval_s,
         # 4 attempts: a killed task is retried (a cluster's default is 4 too)
-        master=cluster.master_url if cluster is not None else f"local[{writers},4]",
+        master=cluster.master_url if cluster is not None else f"local[{writers},{attempts}]",
         identifier=f"instantbench-{scenario.name}",
         extra=extra,
     )

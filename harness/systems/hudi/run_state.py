@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -25,12 +26,14 @@ from harness.systems.hudi.driver_pause import DriverPause
 from harness.systems.hudi.driver_process import DriverProcess, hudi_exception
 from harness.systems.hudi.lock_pause import LockHolderPause
 from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
-from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit
-from harness.systems.hudi.task_crash import TaskCrashes
+from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit, KillMidRetry
+from harness.systems.hudi.task_crash import TaskCrashes, failed_batch, write_armed
+from harness.systems.hudi.task_crash_stage import ARMED
 from harness.systems.hudi.timeline_watch import SeenInstant
 
 START_TIMEOUT_S = 180.0  # a driver's JVM, the Hudi bundle's classes, the first query plan
 SETTLE_LIMIT_S = 120.0  # past its duration, a run waits at most this long for a crash seam
+MAX_TASK_ATTEMPTS = 4  # local[N,4], and a cluster's spark.task.maxFailures: a task's tries
 
 
 def require_runtime(scenario: Scenario) -> SparkRuntime:
@@ -62,7 +65,7 @@ class HudiRun:
     clock: ClockSteps | None = None  # clock_skew on the driver
     lock_pauses: list[LockHolderPause] = field(default_factory=list)
     pending: list[Occurrence[Any]] = field(default_factory=list)
-    seam: KillBetweenCommits | KillMidCommit | None = None
+    seam: KillBetweenCommits | KillMidCommit | KillMidRetry | None = None
     armed: Occurrence[Any] | None = None
     pausing: DriverPause | None = None  # the armed seam stops the driver instead
     paused: list[DriverPause] = field(default_factory=list)  # stopped, each with a successor
@@ -127,17 +130,24 @@ class HudiRun:
             checkpoint = Path(self.config["checkpoint_dir"])
             self.pausing = DriverPause(self.armed, self.driver, checkpoint)
             action = self.pausing.stop_now
-        mid_commit = self.pausing is not None or self._point() == "mid_commit"
-        kind = KillMidCommit if mid_commit else KillBetweenCommits
-        self.seam = kind(
-            action,
-            self.config["checkpoint_dir"],
-            self.config["table_path"],
-            self.identifier,
-            actions=data_actions(self.scenario),
-            window_for_s=SETTLE_LIMIT_S,
-        )
+        where = (self.config["checkpoint_dir"], self.config["table_path"], self.identifier)
+        options: dict[str, Any] = {
+            "actions": data_actions(self.scenario),
+            "window_for_s": SETTLE_LIMIT_S,
+        }
+        if self._point() == "mid_retry":  # fail a batch first: its retry is the seam
+            folder, label = self._crash_folder(), self.armed.label
+            write_armed(folder, label, partition=0, every_attempt=True)
+            failed = partial(failed_batch, folder, label, MAX_TASK_ATTEMPTS)
+            self.seam = KillMidRetry(action, *where, failed=failed, **options)
+        else:
+            mid_commit = self.pausing is not None or self._point() == "mid_commit"
+            kind = KillMidCommit if mid_commit else KillBetweenCommits
+            self.seam = kind(action, *where, **options)
         self.seam.arm()
+
+    def _crash_folder(self) -> Path:
+        return Path(self.config["task_crash"]["dir"])
 
     def restart_if_killed(self, elapsed: float) -> None:
         """Once the armed seam fired: reap the group, record the fault with what was seen,
@@ -149,6 +159,8 @@ class HudiRun:
             return
         killed = self.driver
         killed.kill()
+        if isinstance(self.seam, KillMidRetry):  # the replay must not fail again
+            (self._crash_folder() / ARMED).unlink(missing_ok=True)
         evidence = self.seam.settle()
         code = killed.process.returncode
         self.history.record(Kind.DRIVER_EXIT, pid=killed.process.pid, code=code)
@@ -156,6 +168,8 @@ class HudiRun:
         # its death, the table and Spark's checkpoint show the seam's window.
         if evidence is not None and code == -9 and evidence.in_window:
             proof = {**evidence.to_dict(), "exit_code": code, "point": self._point()}
+            if isinstance(self.seam, KillMidRetry):  # how the batch was failed first
+                proof["failed_batch"] = self.seam.failure
             record_fault(self.history, self.armed, time.time() - self.t0, **proof)
         self.seam, self.armed = None, None
         self.start_driver()

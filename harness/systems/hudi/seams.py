@@ -158,3 +158,40 @@ class KillMidCommit(KillBetweenCommits):
         done = [p.name for p in timeline.glob(f"{requested}_*")] if timeline.is_dir() else []
         evidence.in_window = not done and evidence.batch is not None
         return evidence
+
+
+class KillMidRetry(KillMidCommit):
+    """The driver killed while Hudi's sink retries a batch the harness failed: once every
+    attempt of one of its tasks died (`failed()` returns the claims), the next data
+    instant requested after the instant that was pending then is the retry's; the kill
+    follows its file. The window held if, once the group is dead, that instant has not
+    completed and Spark's commit log still lacks the failed batch."""
+
+    def __init__(self, *args: Any, failed: Callable[[], dict[str, Any] | None], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.failed = failed
+        self.failure: dict[str, Any] | None = None
+
+    def __call__(self, new: list[SeenInstant]) -> None:
+        if self._fired.is_set():
+            return
+        self.failure = self.failure or self.failed()
+        if self.failure is None:
+            return
+        failed_at = max(self.failure["pending_instants"])
+        retry = [
+            e
+            for e in new
+            if e.state != "completed" and e.action in self.actions and e.requested > failed_at
+        ]
+        super().__call__(retry)
+
+    def settle(self) -> KillEvidence | None:
+        evidence = super().settle()
+        if evidence is None or self.failure is None:
+            return evidence
+        batch = self.failure.get("batch_id")
+        failed_batch = int(batch) if batch is not None else None
+        evidence.hudi_batch = failed_batch
+        evidence.in_window = evidence.in_window and failed_batch not in evidence.committed_after
+        return evidence

@@ -37,6 +37,25 @@ def crash_spec(
     }
 
 
+def write_armed(folder: Path, label: str, partition: int, every_attempt: bool = False) -> None:
+    """Arm the stage's task `partition` (every attempt of it: the batch fails)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    armed = {"label": label, "partition": partition, "every_attempt": every_attempt}
+    tmp = folder / f".{ARMED}.tmp"
+    tmp.write_text(json.dumps(armed))
+    os.replace(tmp, folder / ARMED)  # a task reads all of it or none
+
+
+def failed_batch(folder: Path, label: str, attempts: int) -> dict[str, Any] | None:
+    """The first attempt's claim once all `attempts` attempts of the armed task died (the
+    job failed: Hudi's sink retries the batch), with each attempt's; None before."""
+    first = _read(folder / f"{label}.exited")
+    later = [_read(folder / f"{label}.exited-{n}") for n in range(1, attempts)]
+    if first is None or any(claim is None for claim in later):
+        return None
+    return {**first, "attempts": [first, *later]}
+
+
 def _partition(occurrence: Occurrence[Any]) -> int:
     return int(str(occurrence.target).split(":", 1)[1])  # writer:N, resolved by the schedule
 
@@ -73,11 +92,7 @@ class TaskCrashes:
             self._arm(self.armed)
 
     def _arm(self, occurrence: Occurrence[Any]) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        armed = {"label": occurrence.label, "partition": _partition(occurrence)}
-        tmp = self.folder / f".{ARMED}.tmp"
-        tmp.write_text(json.dumps(armed))
-        os.replace(tmp, self.folder / ARMED)  # a task reads all of it or none
+        write_armed(self.folder, occurrence.label, _partition(occurrence))
 
     def _record_if_retried(self, t0: float, history: HistoryWriter) -> None:
         occurrence = self.armed

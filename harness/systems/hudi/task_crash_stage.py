@@ -11,9 +11,11 @@ sees the worker crash, fails the task and runs it again. The retry of that task 
 `<label>.retried`: the runner records the fault only then (harness/systems/hudi/
 task_crash.py), as the engine's writer crash is recorded by its retry.
 
-The runner arms one crash at a time by writing `armed.json` ({label, partition}) into
-the crash folder. Shipped to the executors with addPyFile, so it imports only pyspark
-and the standard library (and timeline_names.py, shipped beside it).
+The runner arms one crash at a time by writing `armed.json` ({label, partition,
+every_attempt}) into the crash folder. With `every_attempt` (a driver crash mid_retry),
+every attempt of that task dies, so Spark fails the job and Hudi's sink retries the batch
+(`<label>.exited-N` for attempt N). Shipped to the executors with addPyFile, so it
+imports only pyspark and the standard library (and timeline_names.py, shipped beside it).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ except ImportError:  # on the Hudi runtime's python: shipped beside this module
 
 ARMED = "armed.json"
 BATCH_PROPERTY = "streaming.sql.batchId"  # set by Spark on every job of a micro-batch
+DRIVER_PROPERTY = "instantbench.driver.pid"  # set here: a restarted driver's stage ids repeat
 CRASH_COLUMN = "event_id"  # any column Hudi writes: the UDF returns it unchanged
 
 
@@ -69,28 +72,34 @@ def _task(ctx: TaskContext) -> dict[str, Any]:
         "partition": ctx.partitionId(),
         "attempt": ctx.attemptNumber(),
         "batch_id": ctx.getLocalProperty(BATCH_PROPERTY),
+        "driver": ctx.getLocalProperty(DRIVER_PROPERTY),
         "t": time.time(),
     }
 
 
 def at_task_start(spec: dict[str, Any], ctx: TaskContext) -> None:
     """Once per task attempt: the armed task's first attempt dies if its batch's instant
-    is pending; the retry of the task that died says so."""
+    is pending; a later attempt of the task that died (same driver, stage and partition)
+    dies too when the crash must fail the batch (`every_attempt`), or says it ran again."""
     folder = spec["dir"]
     armed = _read(os.path.join(folder, ARMED))
     if armed is None or armed["partition"] != ctx.partitionId():
         return
-    exited = os.path.join(folder, f"{armed['label']}.exited")
-    if ctx.attemptNumber() == 0:
+    label, attempt = armed["label"], ctx.attemptNumber()
+    exited = os.path.join(folder, f"{label}.exited")
+    died = _read(exited)
+    if attempt == 0 and died is None:
         pending = pending_instants(spec["timeline"], spec["actions"])
-        claim = {**_task(ctx), "pending_instants": pending}
-        if pending and not os.path.exists(exited) and _claim(exited, claim):
+        if pending and _claim(exited, {**_task(ctx), "pending_instants": pending}):
             os.kill(os.getpid(), signal.SIGKILL)
         return
-    died = _read(exited)
-    same_task = (ctx.stageId(), ctx.partitionId())
-    if died is not None and (died["stage"], died["partition"]) == same_task:
-        _claim(os.path.join(folder, f"{armed['label']}.retried"), _task(ctx))
+    task = (ctx.stageId(), ctx.partitionId(), ctx.getLocalProperty(DRIVER_PROPERTY))
+    if attempt == 0 or died is None or (died["stage"], died["partition"], died["driver"]) != task:
+        return
+    if not armed.get("every_attempt"):
+        _claim(os.path.join(folder, f"{label}.retried"), _task(ctx))
+    elif _claim(os.path.join(folder, f"{label}.exited-{attempt}"), _task(ctx)):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def passthrough(spec: dict[str, Any]) -> Callable[[Any], Any]:
@@ -115,6 +124,8 @@ def with_crash_stage(spark: SparkSession, source: DataFrame, spec: dict[str, Any
     for module in ("timeline_names.py", "task_crash_stage.py"):
         spark.sparkContext.addPyFile(os.path.join(here, module))
     os.makedirs(spec["dir"], exist_ok=True)
+    # The stream's thread, started after this, inherits the driver's local properties.
+    spark.sparkContext.setLocalProperty(DRIVER_PROPERTY, str(os.getpid()))
     stage = udf(passthrough(spec), LongType()).asNondeterministic()
     return source.repartition(int(spec["writers"])).withColumn(
         CRASH_COLUMN, stage(col(CRASH_COLUMN))

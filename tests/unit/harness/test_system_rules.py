@@ -171,3 +171,10 @@ def test_the_engine_s_batch_writers_stop_at_named_seams_not_at_lock_held() -> No
     }
     text = _problem(engine)
     assert "faults.0.point" in text and "named seam" in text
+
+
+def test_mid_retry_is_a_hudi_crash_point_the_engine_refuses() -> None:
+    crash = {"kind": "coordinator_crash", "at_s": 5, "point": "mid_retry"}
+    assert validate_scenario(_hudi(faults=[crash])).faults[0].point == "mid_retry"
+    text = _problem({"name": "e", "faults": [crash]})
+    assert "faults.0.point" in text and "retries a failed batch" in text
