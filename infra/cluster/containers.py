@@ -6,6 +6,7 @@ labels, so down() finds and removes everything a cluster started, even after a c
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,15 @@ LABEL_WORKER = "instantbench.worker"  # N
 LABEL_OWNER = "instantbench.owner_pid"  # the process that started it ("" by hand)
 SPARK_CLASS = "/opt/venv/bin/spark-class"
 PAUSE_TRIES, PAUSE_RETRY_S = 15, 0.2  # docker pause, tried again for about 3 s
+
+
+def pyspark_version(spark_home: Path) -> str:
+    """The version of the pyspark package at `spark_home` (its version.py), unimported."""
+    text = (Path(spark_home) / "version.py").read_text()
+    match = re.search(r"__version__[^=]*=\s*[\"']([^\"']+)[\"']", text)
+    if match is None:
+        raise ClusterError(f"{spark_home}/version.py names no pyspark version")
+    return match.group(1)
 
 
 def docker_client() -> DockerClient:
@@ -63,10 +73,22 @@ class DockerBackend(ClusterBackend):
     name = "docker"
 
     def __init__(
-        self, *args: Any, image: str | None = None, build_image: bool = True, **kwargs: Any
+        self,
+        *args: Any,
+        image: str | None = None,
+        build_image: bool = True,
+        python: str | None = None,
+        spark_home: Path | None = None,
+        **kwargs: Any,
     ) -> None:
+        """`python` and `spark_home`: another Spark runtime's on the host (a system under
+        test on a Spark line of its own): the containers run the image's venv of the same
+        pyspark version (infra/docker/image.py RUNTIME_PYSPARK), the driver's wrapper
+        `python`."""
         super().__init__(*args, **kwargs)
         self._image = image
+        self.host_python = python or sys.executable
+        self.runtime = pyspark_version(spark_home) if spark_home is not None else None
         # Build the image for the project's current code when it is missing (build_image.sh:
         # seconds when only the code changed, a few minutes from nothing).
         self.build_image = build_image and image is None
@@ -88,24 +110,29 @@ class DockerBackend(ClusterBackend):
         return self._image
 
     def executor_python(self) -> str:
-        from infra.docker.image import PYTHON_COMMAND
+        from infra.docker.image import PYTHON_COMMAND, runtime_python_command
 
-        return PYTHON_COMMAND
+        return runtime_python_command(self.runtime) if self.runtime else PYTHON_COMMAND
+
+    @property
+    def spark_class(self) -> str:
+        from infra.docker.image import runtime_root
+
+        return f"{runtime_root(self.runtime)}/bin/spark-class" if self.runtime else SPARK_CLASS
 
     def driver_env(self) -> dict[str, str]:
         """PySpark ships the driver's PYSPARK_PYTHON to executors as the command to run,
         and runs it on the driver too (Python data sources). A command name serves both:
         in the image it is the venv's python; for the driver, a wrapper around this
         interpreter in <work_dir>/bin, put first on the driver's PATH."""
-        from infra.docker.image import PYTHON_COMMAND
-
+        command = self.executor_python()
         bindir = self.work_dir / "bin"
         bindir.mkdir(parents=True, exist_ok=True)
-        wrapper = bindir / PYTHON_COMMAND
-        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        wrapper = bindir / command
+        wrapper.write_text(f'#!/bin/sh\nexec "{self.host_python}" "$@"\n')
         wrapper.chmod(0o755)
         path = os.environ.get("PATH", "/usr/bin:/bin")
-        return {"PYSPARK_PYTHON": PYTHON_COMMAND, "PATH": f"{bindir}:{path}"}
+        return {"PYSPARK_PYTHON": command, "PATH": f"{bindir}:{path}"}
 
     def _preflight(self) -> None:
         import docker.errors
@@ -163,7 +190,7 @@ class DockerBackend(ClusterBackend):
         }
         return self.client.containers.run(
             self.image,
-            [SPARK_CLASS, *args],
+            [self.spark_class, *args],
             name=name,
             detach=True,
             network_mode="host",  # loopback addresses only; no bridge, no published ports

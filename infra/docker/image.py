@@ -26,8 +26,21 @@ PYTHON_COMMAND = "instantbench-python"
 PACKAGES = ("engine", "harness", "infra", "reports")
 TOP_FILES = ("pyproject.toml", "README.md")
 PINNED = ("pyspark", "pyarrow", "pandas")
+# The Spark runtimes of systems under test on a line of their own (Hudi: pyspark 3.5,
+# harness/systems/hudi/runtime.py), each a venv of the image at runtime_root(version).
+RUNTIME_PYSPARK = ("3.5.9",)
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
 _SKIP_SUFFIXES = (".pyc", ".pyo")
+
+
+def runtime_root(pyspark_version: str) -> str:
+    """Where the image holds the venv of a Spark runtime (its bin/spark-class, python)."""
+    return f"/opt/runtimes/pyspark-{pyspark_version}"
+
+
+def runtime_python_command(pyspark_version: str) -> str:
+    """PYSPARK_PYTHON for a runtime's executors in the image (as PYTHON_COMMAND)."""
+    return f"{PYTHON_COMMAND}-{pyspark_version}"
 
 
 def project_root() -> Path:
@@ -71,6 +84,7 @@ def content_hash(root: Path | None = None) -> str:
         digest.update((root / rel).read_bytes() + b"\0")
     for name, version in sorted(pinned_versions().items()):
         digest.update(f"{name}=={version}\0".encode())
+    digest.update(f"runtimes={' '.join(RUNTIME_PYSPARK)}\0".encode())
     return digest.hexdigest()[:12]
 
 
@@ -98,6 +112,7 @@ def main(argv: list[str]) -> int:
     elif argv[:1] == ["build-args"]:
         for name, version in pinned_versions().items():
             print(f"{name.upper()}_VERSION={version}")
+        print(f"RUNTIME_PYSPARK={' '.join(RUNTIME_PYSPARK)}")
     else:
         print("usage: python -m infra.docker.image tag | context DIR | build-args", file=sys.stderr)
         return 2

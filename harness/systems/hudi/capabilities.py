@@ -23,8 +23,9 @@ HUDI = Capabilities(
     versions=("1.2.0",),  # harness/systems/hudi/runtime.py: HUDI_RUNTIMES
     modes=("append", "upsert", "bank"),
     table_types=("cow", "mor"),
-    # standalone: the runtime's own Spark 3.5 daemons (harness/runner/cluster_setup.py)
-    backends=("local", "standalone"),
+    # standalone: the runtime's own Spark 3.5 daemons (harness/runner/cluster_setup.py);
+    # docker: the image's venv of the same pyspark (infra/docker/image.py RUNTIME_PYSPARK)
+    backends=("local", "standalone", "docker"),
     checks=("exactly_once", "unique_keys", "timeline", "isolation", "bank"),
     # Driver SIGKILLs at Hudi's commit seams as seen from outside its JVM: mid_commit = the
     # batch's instant is requested or inflight on the timeline, not completed; after_commit
@@ -69,10 +70,6 @@ HUDI = Capabilities(
         "writer_crash.point": (
             "seam before the task writes a file: Hudi writes them in its JVM, and a writer "
             "task's one Python process runs in the stage Hudi's write job evaluates first"
-        ),
-        "docker": (
-            "the cluster image holds the project's Spark 4.1 line, not Hudi's 3.5 runtime; "
-            "standalone runs Hudi's own"
         ),
         "clock_skew.drift_ppm": (
             "libfaketime re-reads the driver's offset once a second, so a drift moves the "

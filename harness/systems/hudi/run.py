@@ -164,6 +164,7 @@ def driver_config(
     if cluster is not None:  # the stream's executors on the cluster's workers (not the
         # batch writers': an application of the stream's holds every core of the cluster)
         extra["cluster_conf"] = dict(cluster.spark_conf)
+        extra["jvm_env"] = dict(cluster.driver_env)  # the executors' python, by its name
     if lock is not None:  # more than one writer: OCC under the run's lock, unless off
         safe = scenario.engine.safety.occ
         extra["hudi_options"] = occ_options(lock.spec, TABLE_NAME) if safe else UNSAFE_WRITERS
@@ -259,7 +260,7 @@ def _prepare(
     if crashes:
         run.task_crashes = TaskCrashes(crashes, run.config["task_crash"])
     if run.clock is not None:
-        run.config["jvm_env"] = run.clock.clock.env()  # stream_driver.py: its JVM only
+        run.config.setdefault("jvm_env", {}).update(run.clock.clock.env())  # its JVM only
     configs = writer_configs(scenario, run.config, paths.control)
     run.writers = BatchWriters(runtime, configs, paths.logs) if configs else None
     return run, lock

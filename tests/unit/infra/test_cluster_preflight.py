@@ -56,3 +56,27 @@ def test_a_standalone_cluster_runs_the_spark_home_and_python_it_is_given(tmp_pat
         backend._preflight()
     default = StandaloneBackend(2, 1, tmp_path / "cluster")
     assert default.spark_class == spark_home() / "bin" / "spark-class"
+
+
+def test_a_docker_cluster_runs_the_image_s_venv_of_the_runtime_it_is_given(tmp_path):
+    """Hudi's runtime on the host (pyspark 3.5.9) -> the image's venv of the same version
+    (infra/docker/Dockerfile builds one per RUNTIME_PYSPARK), and a driver wrapper of the
+    same command name around the host runtime's python."""
+    import harness.systems.hudi.runtime as hudi_runtime
+    from infra.docker.image import RUNTIME_PYSPARK
+
+    home = tmp_path / "site-packages" / "pyspark"
+    home.mkdir(parents=True)
+    (home / "version.py").write_text("__version__: str = '3.5.9'\n")
+    python = str(tmp_path / "venv" / "bin" / "python")
+    backend = DockerBackend(2, 1, tmp_path / "cluster", python=python, spark_home=home)
+    assert backend.spark_class == "/opt/runtimes/pyspark-3.5.9/bin/spark-class"
+    assert backend.executor_python() == "instantbench-python-3.5.9"
+    env = backend.driver_env()
+    wrapper = Path(env["PATH"].split(":")[0]) / "instantbench-python-3.5.9"
+    assert env["PYSPARK_PYTHON"] == "instantbench-python-3.5.9"
+    assert python in wrapper.read_text()
+    assert DockerBackend(2, 1, tmp_path / "c2").spark_class == "/opt/venv/bin/spark-class"
+    # every system's Spark runtime has its venv in the image
+    wanted = {spec.pyspark for spec in hudi_runtime.HUDI_RUNTIMES.values()}
+    assert wanted <= set(RUNTIME_PYSPARK)
