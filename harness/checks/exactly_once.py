@@ -59,6 +59,9 @@ class IdSummary:
     phantom: int  # ids outside every batch
     phantom_listed: list[int]  # capped
     missing_ids: Callable[[int], Iterable[int]]  # batch index -> its ids that are not visible
+    # Rows whose event id is null, where the ids judged are not the event ids (bank legs);
+    # None: the ids are the event ids, so `null_ids` counts them.
+    null_event_ids: int | None = None
 
 
 def batch_bounds(
@@ -97,7 +100,7 @@ def summarise_ids(observed_ids: Any, starts: np.ndarray, ends: np.ndarray) -> Id
         return np.setdiff1d(np.arange(starts[i], ends[i]), uniq[lo:hi], assume_unique=True)
 
     return IdSummary(
-        observed_rows=len(ids),
+        observed_rows=len(ids) + int(null_ids),  # as on Spark: rows, with or without an id
         distinct_ids=len(uniq),
         null_ids=int(null_ids),
         visible=np.bincount(owner[inside], minlength=len(starts)),
@@ -113,12 +116,20 @@ def summarise_ids(observed_ids: Any, starts: np.ndarray, ends: np.ndarray) -> Id
     )
 
 
-def exactly_once(expected_batches: Iterable[Mapping[str, Any]], observed_ids: Any) -> CheckResult:
+def exactly_once(
+    expected_batches: Iterable[Mapping[str, Any]],
+    observed_ids: Any,
+    null_event_ids: int | None = None,
+) -> CheckResult:
+    """`null_event_ids`: the rows without an event id, when `observed_ids` are not the event
+    ids (bank legs); a row without one is a bug however its id looks."""
     bounds = batch_bounds(expected_batches)
     if isinstance(bounds, CheckResult):
         return bounds
     batches, starts, ends = bounds
-    return judge(batches, summarise_ids(observed_ids, starts, ends))
+    summary = summarise_ids(observed_ids, starts, ends)
+    summary.null_event_ids = null_event_ids
+    return judge(batches, summary)
 
 
 def _out_of_order(
@@ -175,10 +186,13 @@ def judge(batches: list[dict[str, Any]], summary: IdSummary) -> CheckResult:
         for i in partial
     )
     out_of_order = _out_of_order(batches, certain, visible, sizes)
+    nulls = summary.null_event_ids
+    null_events = summary.null_ids if nulls is None else nulls
     evidence = {
         "observed_rows": summary.observed_rows,
         "distinct_ids": summary.distinct_ids,
         "null_ids": summary.null_ids,
+        "null_event_ids": null_events,
         "expected_rows_certain": int(sizes[certain].sum()),
         "batches": _batch_counts(certain, visible, sizes),
         "lost": {
@@ -202,6 +216,7 @@ def judge(batches: list[dict[str, Any]], summary: IdSummary) -> CheckResult:
         or summary.duplicated
         or summary.phantom
         or summary.null_ids
+        or null_events
     )
     if bad:
         return CheckResult(NAME, "invalid", evidence)
