@@ -32,8 +32,8 @@ from engine.errors import (
 )
 from engine.layout.file_names import DataFile, parse_data_file
 from engine.layout.file_slices import FileSystemView
-from engine.lock import LockProvider, default_owner
-from engine.lock_provider import LockSpec, build_lock
+from engine.locks.base import LockProvider, default_owner
+from engine.locks.registry import LockSpec, build_lock
 from engine.storage import Storage
 from engine.table import compaction, rollback
 from engine.table.appender import BaseAppender
@@ -639,14 +639,14 @@ class _TimedLock:
         lock.acquire(table.lock_timeout_s)
         self.wait_ms = (time.perf_counter() - t0) * 1000
         try:
-            table.fence.open(getattr(lock, "token", None))  # this hold's fencing grant
+            table.fence.open(lock.token, lock.fence_domain)  # this hold's fencing grant
         except BaseException:
             lock.release()
             raise
         # Nobody held the lock since this table's own last hold (ended cleanly): nothing
         # changed the timeline or the generation record but this table, which recorded its
-        # changes, so neither is read again (engine/lock.py: hold, follows).
-        follows = getattr(lock, "follows", None)
+        # changes, so neither is read again (engine/locks/base.py: hold, follows).
+        follows = lock.follows
         fresh = follows is not None and follows == table._last_hold
         table._last_hold = None  # until this hold ends cleanly
         table.timeline.pin(fresh=fresh)
@@ -659,7 +659,7 @@ class _TimedLock:
         table.timeline.unpin()
         table.fence.end()
         if exc_type is None:  # a failed hold may have left storage and caches apart
-            table._last_hold = getattr(table.lock, "hold", None)
+            table._last_hold = table.lock.hold
         table.lock.release()
 
 
