@@ -88,6 +88,7 @@ from typing import Any
 
 from engine.errors import FencedError, InstantClaimedError
 from engine.storage import TEMP_PREFIX, Storage
+from engine.table.operations import Seam, current_operation
 from engine.timeline.active import TIMELINE_DIR
 from engine.timeline.instant import parse_file_name
 
@@ -163,8 +164,11 @@ class Fence:
         self._mutex = threading.Lock()
         self._claims_dir_made = False
 
-    def seam(self, point: str, **info: Any) -> None:
-        """Call the seam hooks (the timeline's unfenced writes and the TrueTime wait too)."""
+    def seam(self, point: Seam, **info: Any) -> None:
+        """Call the seam hooks (the timeline's unfenced writes and the TrueTime wait too);
+        `operation` in their info names the table operation running in this thread
+        (engine/table/operations.py; engine/table/fault_points.py names the point)."""
+        info["operation"] = current_operation()
         for hook in self.hooks:
             hook(point, info)
 
@@ -294,7 +298,7 @@ class Fence:
         if self.active:
             self.write(path, data, exclusive=exclusive, claim=claim)
             return
-        self.seam("before_write", path=path)
+        self.seam(Seam.BEFORE_WRITE, path=path)
         if exclusive:
             self.storage.put_if_absent(path, data)
         else:
@@ -313,7 +317,7 @@ class Fence:
         the epoch's seal seals it. Plain without fencing, and outside a hold of a writer
         without an epoch: no lease fences it then (its deletes are of files its decided
         plan or commit named, which nothing writes again)."""
-        self.seam("before_delete", path=path)
+        self.seam(Seam.BEFORE_DELETE, path=path)
         grant = self._delete_grant()
         if grant is None:
             self.storage.delete(path, missing_ok=True)
@@ -431,7 +435,7 @@ class Fence:
             pass  # a sealed epoch: nothing can be granted there any more
 
     def _put(self, path: str, data: bytes, claim: str | None, *, replace: bool) -> None:
-        self.seam("before_write", path=path)
+        self.seam(Seam.BEFORE_WRITE, path=path)
         grant = self._make_grant()
         if (claim or path).startswith(CLAIMS_DIR) and not self._claims_dir_made:
             self.storage.makedirs(CLAIMS_DIR)
@@ -444,7 +448,7 @@ class Fence:
             if e.filename is not None and e.filename.startswith(self.storage.full_path(CLAIMS_DIR)):
                 raise InstantClaimedError(e.filename.rsplit("/", 1)[-1]) from None
             raise
-        self.seam("after_write", path=path)
+        self.seam(Seam.AFTER_WRITE, path=path)
 
     def _same(self, a: str, b: str) -> bool:
         try:
