@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine.clock import Clock, format_instant, parse_instant
-from engine.lock import LockProvider
+from engine.locks.base import LockProvider
 
 
 @dataclass(frozen=True)

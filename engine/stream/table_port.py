@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from engine.errors import CorruptFileError, DuplicateKeyError, WriteConflictError
+from engine.locks.service import SERVICE_LOCK, LeaseLock, LockService, service_first_token
 from engine.table import Table
 from engine.table.appender import BaseAppender
 from engine.table.fencing import current_epoch, epoch_domain, epoch_scope
@@ -45,11 +46,20 @@ def enter_epoch(table: Table, epoch: int) -> None:
     # lease (the lock calls this with the record it just read), and a successor takes
     # its epoch before it takes the lock, so a lease a successor wrote is never "dead"
     # to a zombie; one written after our read fails our compare-and-swap.
-    if hasattr(table.lock, "known_dead"):
-        owner, storage = table.lock.holder_id, table.storage
-        table.lock.known_dead = lambda lease: (
-            lease.get("owner") == owner and current_epoch(storage) <= epoch
-        )
+    owner, storage = table.lock.holder_id, table.storage
+    table.lock.known_dead = lambda lease: (
+        lease.get("owner") == owner and current_epoch(storage) <= epoch
+    )
+
+
+def serve_table_lock(table: Table, epoch: int, lease_s: float) -> LockService:
+    """The lock service of coordinator `epoch` for its table, which from now on locks
+    through it in-process; a lease that ran out unreleased is revoked (its grant sealed)
+    before the lock is granted again."""
+    service = LockService(on_takeover=table.fence.revoke, first_token=service_first_token(epoch))
+    lock = LeaseLock(service, SERVICE_LOCK, holder_id=table.writer_id, lease_s=lease_s)
+    table.lock = table.generator.lock = lock
+    return service
 
 
 def _instant_meta(checkpoint_id: int, epoch: int) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.layout.file_names import DataFile
 from engine.layout.file_slices import FileSystemView
+from engine.table.operations import Operation, runs
 from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import COMMIT_ACTIONS, INFLIGHT, REQUESTED, Instant
 
@@ -33,6 +34,7 @@ ACTION = "clean"
 PLAN_KEY = "clean"  # extra key of the clean's metadata: {retain_commits, earliest_retained, files}
 
 
+@runs(Operation.CLEAN)
 def clean(table: TableOps, retain_commits: int) -> Instant | None:
     """Finish any interrupted clean, then plan and run a new one. Returns the completed
     clean instant, or None if there was nothing to delete."""

@@ -23,6 +23,7 @@ from engine.table.merge import (
     last_per_key,
     with_file_name,
 )
+from engine.table.operations import Operation, runs
 from engine.table.stats import WriteStat
 from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import INFLIGHT, REQUESTED, Instant
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from engine.table.ops import TableOps
 
 
+@runs(Operation.COMPACTION)
 def schedule(table: TableOps) -> Instant | None:
     if table.config.table_type != "mor":
         raise EngineError("compaction applies to mor tables only")
@@ -61,6 +63,7 @@ def schedule(table: TableOps) -> Instant | None:
         return table.timeline.create_requested("compaction", generated.time, meta)
 
 
+@runs(Operation.COMPACTION)
 def run(table: TableOps, t: str) -> str:
     table.timeline.reload()
     instant = table.timeline.get(t)

@@ -5,7 +5,7 @@ the TrueTime wait, then writes its completed instant can be paused between the c
 the write; its successor takes over meanwhile, and the resumed zombie writes anyway. The
 same holds for a lock holder whose lease ran out while it was paused. The check has to be
 part of the write. Storage offers no "write if the epoch record still says e", so the
-engine builds one from two POSIX facts (engine/storage.py):
+engine builds one from two POSIX facts (engine/storage/local.py):
 
 * a file can be created in a directory only while that directory exists; `rmdir` works
   only on an empty directory, and once it succeeded nothing can ever be created in it,
@@ -38,7 +38,7 @@ between its writes.
 * A new coordinator creates `e<n+1>` exclusively (mkdir) and seals every older epoch: each
   grant inside it, then the domain directory itself, which makes the zombie's next grant
   (mkdir inside a dead domain) fail too.
-* A lock waiter that takes over an expired lease (engine/lock.py: FileLock), and the
+* A lock waiter that takes over an expired lease (engine/locks/file.py: FileLock), and the
   coordinator's LockService before it grants an expired lease to anyone, revoke the old
   token: in every domain a tombstone file at the grant's name, or, if the grant
   directory is there already, its seal. The holder's mkdir of its grant and the
@@ -64,7 +64,7 @@ whoever cleans failed writes. Voiding moves the claim into the voider's own gran
 fenced move, so a holder that was itself taken over voids nothing.
 
 Object stores. S3 has no directories, rename or link; there the same calls keep these
-guarantees with conditional writes (engine/storage_s3.py, `Folders`): a grant or domain is
+guarantees with conditional writes (engine/storage/s3_folders.py, `Folders`): a grant or domain is
 a marker object changed only by compare-and-swap, a staged write is decided by a CAS on
 its grant's marker (refused once sealed) and then published with If-None-Match PUTs (a
 staged delete: decided the same way, then a DELETE If-Match the etag it decided on), and
@@ -88,6 +88,7 @@ from typing import Any
 
 from engine.errors import FencedError, InstantClaimedError
 from engine.storage import TEMP_PREFIX, Storage
+from engine.table.operations import Seam, current_operation
 from engine.timeline.active import TIMELINE_DIR
 from engine.timeline.instant import parse_file_name
 
@@ -163,8 +164,11 @@ class Fence:
         self._mutex = threading.Lock()
         self._claims_dir_made = False
 
-    def seam(self, point: str, **info: Any) -> None:
-        """Call the seam hooks (the timeline's unfenced writes and the TrueTime wait too)."""
+    def seam(self, point: Seam, **info: Any) -> None:
+        """Call the seam hooks (the timeline's unfenced writes and the TrueTime wait too);
+        `operation` in their info names the table operation running in this thread
+        (engine/table/operations.py; engine/table/fault_points.py names the point)."""
+        info["operation"] = current_operation()
         for hook in self.hooks:
             hook(point, info)
 
@@ -179,13 +183,13 @@ class Fence:
 
     # -- grants (the table lock is held) -----------------------------------------------
 
-    def open(self, lock_token: object) -> None:
-        """A lock hold begins: name its grant (made by its first write). A token that
-        names its own domain (a coordinator's lock service: engine/lock_provider.py
-        ServiceToken) puts the grant there, so the next epoch seals it."""
+    def open(self, lock_token: object, lock_domain: str | None = None) -> None:
+        """A lock hold begins: name its grant (made by its first write). A hold that
+        names its own domain (`lock_domain`: a coordinator's lock service,
+        engine/locks/service_rpc.py) puts the grant there, so the next epoch seals it."""
         if not self.enabled:
             return
-        domain = _scope.get() or getattr(lock_token, "fence_domain", None) or self.domain
+        domain = _scope.get() or lock_domain or self.domain
         token = str(lock_token) if lock_token is not None else uuid.uuid4().hex
         self.grant, self._holder = f"{FENCE_DIR}/{domain}/{token}", threading.get_ident()
         if self._made is not None and self._made != self.grant:
@@ -294,7 +298,7 @@ class Fence:
         if self.active:
             self.write(path, data, exclusive=exclusive, claim=claim)
             return
-        self.seam("before_write", path=path)
+        self.seam(Seam.BEFORE_WRITE, path=path)
         if exclusive:
             self.storage.put_if_absent(path, data)
         else:
@@ -313,7 +317,7 @@ class Fence:
         the epoch's seal seals it. Plain without fencing, and outside a hold of a writer
         without an epoch: no lease fences it then (its deletes are of files its decided
         plan or commit named, which nothing writes again)."""
-        self.seam("before_delete", path=path)
+        self.seam(Seam.BEFORE_DELETE, path=path)
         grant = self._delete_grant()
         if grant is None:
             self.storage.delete(path, missing_ok=True)
@@ -431,7 +435,7 @@ class Fence:
             pass  # a sealed epoch: nothing can be granted there any more
 
     def _put(self, path: str, data: bytes, claim: str | None, *, replace: bool) -> None:
-        self.seam("before_write", path=path)
+        self.seam(Seam.BEFORE_WRITE, path=path)
         grant = self._make_grant()
         if (claim or path).startswith(CLAIMS_DIR) and not self._claims_dir_made:
             self.storage.makedirs(CLAIMS_DIR)
@@ -444,7 +448,7 @@ class Fence:
             if e.filename is not None and e.filename.startswith(self.storage.full_path(CLAIMS_DIR)):
                 raise InstantClaimedError(e.filename.rsplit("/", 1)[-1]) from None
             raise
-        self.seam("after_write", path=path)
+        self.seam(Seam.AFTER_WRITE, path=path)
 
     def _same(self, a: str, b: str) -> bool:
         try:

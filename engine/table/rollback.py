@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import CorruptInstantError, InstantClaimedError, RollbackError
+from engine.table.operations import Operation, runs
 from engine.timeline.commit_metadata import CommitMetadata, RollbackRecord
 from engine.timeline.instant import COMPLETED, INFLIGHT, Instant
 from engine.timeline.sequence import generated_times
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from engine.table.ops import TableOps
 
 
+@runs(Operation.ROLLBACK)
 def rollback(table: TableOps, t: str, force: bool) -> Instant | None:
     with table.locked():
         timeline = table.timeline.reload()
@@ -54,6 +56,7 @@ def _claim(table: TableOps, t: str) -> None:
         raise RollbackError(f"instant {t} is being completed by another process") from None
 
 
+@runs(Operation.ROLLBACK)
 def release_abandoned_claim(table: TableOps, t: str) -> bool:
     """A commit of `t` (under the table lock) found `t` claimed by a rollback of another
     lock token. That holder no longer holds the lock; once it is sealed, nothing it does
@@ -121,6 +124,7 @@ def _delete_files(table: TableOps, target: Instant) -> list[str]:
     return deleted
 
 
+@runs(Operation.ROLLBACK)
 def rollback_failed_writes(table: TableOps) -> list[str]:
     timeline = table.timeline.reload()
     live = table.heartbeats.live

@@ -32,8 +32,8 @@ from engine.errors import (
 )
 from engine.layout.file_names import DataFile, parse_data_file
 from engine.layout.file_slices import FileSystemView
-from engine.lock import LockProvider, default_owner
-from engine.lock_provider import LockSpec, build_lock
+from engine.locks.base import LockProvider, default_owner
+from engine.locks.registry import LockSpec, build_lock
 from engine.storage import Storage
 from engine.table import compaction, rollback
 from engine.table.appender import BaseAppender
@@ -45,6 +45,7 @@ from engine.table.file_cache import FileCache
 from engine.table.heartbeat import HEARTBEAT_DIR, Heartbeats
 from engine.table.markers import Markers
 from engine.table.merge import META_COLUMNS
+from engine.table.operations import Operation, Seam, runs
 from engine.table.properties import (
     avro_schema_of,
     decode_schema,
@@ -237,6 +238,7 @@ class Table:
 
     # -- instants ------------------------------------------------------------------------
 
+    @runs(Operation.INSTANT)
     def start_instant(
         self, action: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Instant:
@@ -250,6 +252,7 @@ class Table:
             pending = self._begin(generated.time, generated.seq, action, metadata)
         return self._started_instant(pending, generated.timing, held.wait_ms)
 
+    @runs(Operation.INSTANT)  # also inside commit_and_start's hold: the instant's seams
     def _begin(
         self, t: str, seq: int | None, action: str | None, metadata: dict[str, Any] | None
     ) -> tuple[Instant, dict[str, Any]]:
@@ -290,7 +293,7 @@ class Table:
 
     def _truetime_wait(self, seconds: float) -> None:
         # A seam (fault injection pauses a lock holder inside the TrueTime wait).
-        self.fence.seam("truetime_wait", sleep_s=seconds)
+        self.fence.seam(Seam.TRUETIME_WAIT, sleep_s=seconds)
         time.sleep(seconds)
 
     def heartbeat(self, instant: Instant | str) -> None:
@@ -326,6 +329,7 @@ class Table:
             self.storage, self.markers, self.config, self.schema, _time_of(instant), write_token
         )
 
+    @runs(Operation.COMMIT)
     def commit(
         self,
         instant: Instant | str,
@@ -339,6 +343,7 @@ class Table:
         completion time is generated and the completed instant file written."""
         return self._commit(instant, stats, metadata, guard, None)[0]
 
+    @runs(Operation.COMMIT)
     def commit_and_start(
         self,
         instant: Instant | str,
@@ -389,7 +394,7 @@ class Table:
                 check_occ(self.catalog, t, baseline, effective)
             if self.safety.pk_check:
                 check_unique_keys(self.catalog, self.config.key_field, t, baseline, effective)
-            self.fence.seam("after_checks")  # OCC and keys passed, no completion time yet
+            self.fence.seam(Seam.AFTER_CHECKS)  # OCC and keys passed, no completion time yet
             if guard is not None:
                 guard()
             if start_next is None:
@@ -506,6 +511,7 @@ class Table:
         """Merge the planned slices into new base files and complete the compaction."""
         return compaction.run(self, _time_of(instant))
 
+    @runs(Operation.ARCHIVE)
     def archive(self, keep: int = 30) -> int:
         """Move the oldest instants to the archived timeline, keeping the latest `keep`
         commits (data writes and compactions, by completion) on the active one.
@@ -639,14 +645,14 @@ class _TimedLock:
         lock.acquire(table.lock_timeout_s)
         self.wait_ms = (time.perf_counter() - t0) * 1000
         try:
-            table.fence.open(getattr(lock, "token", None))  # this hold's fencing grant
+            table.fence.open(lock.token, lock.fence_domain)  # this hold's fencing grant
         except BaseException:
             lock.release()
             raise
         # Nobody held the lock since this table's own last hold (ended cleanly): nothing
         # changed the timeline or the generation record but this table, which recorded its
-        # changes, so neither is read again (engine/lock.py: hold, follows).
-        follows = getattr(lock, "follows", None)
+        # changes, so neither is read again (engine/locks/base.py: hold, follows).
+        follows = lock.follows
         fresh = follows is not None and follows == table._last_hold
         table._last_hold = None  # until this hold ends cleanly
         table.timeline.pin(fresh=fresh)
@@ -659,7 +665,7 @@ class _TimedLock:
         table.timeline.unpin()
         table.fence.end()
         if exc_type is None:  # a failed hold may have left storage and caches apart
-            table._last_hold = getattr(table.lock, "hold", None)
+            table._last_hold = table.lock.hold
         table.lock.release()
 
 

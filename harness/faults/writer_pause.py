@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from engine.lock import LockProvider
+from engine.locks.base import LockProvider
 from harness.faults.evidence import record_fault
 from harness.faults.schedule import Occurrence, of_kind
 from harness.faults.seams import table_seam_hook
@@ -64,7 +64,7 @@ class WriterPause:
     def _pause(
         self, o: Occurrence[BatchWriterPause], point: str, start_s: float, info: dict[str, Any]
     ) -> None:
-        token = getattr(self.lock, "token", None)
+        token = self.lock.token
         self.history.record("pause_reached", label=o.label, point=point, token=token, **info)
         self._renewal(suspended=True)
         t0 = self.monotonic()
@@ -96,15 +96,12 @@ class WriterPause:
         )
 
     def _renewal(self, suspended: bool) -> None:
-        suspend = getattr(self.lock, "suspend_renewal", None)
-        if suspend is not None:
-            suspend(suspended)
+        self.lock.suspend_renewal(suspended)
 
     def _taken_by(self, token: object) -> str | None:
         """Who took the lock after our hold (its new holder, or one that since freed it);
-        None while our hold is still the newest (engine/lock.py: `successor`)."""
-        successor = getattr(self.lock, "successor", None)
-        return None if successor is None else successor(token)
+        None while our hold is still the newest (engine/locks/base.py: `successor`)."""
+        return self.lock.successor(token)
 
 
 def install_writer_pauses(

@@ -11,10 +11,12 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from engine.config import Safety
-from engine.lock_provider import LockSpec, serve_table_lock, write_service_endpoint
+from engine.locks.registry import LockSpec
+from engine.locks.service_rpc import write_service_endpoint
 from engine.stream.coordinator import Coordinator
 from engine.stream.state import CheckpointStateStore, EpochStore
-from engine.stream.transport.rpc import CoordinatorServer
+from engine.stream.table_port import serve_table_lock
+from engine.stream.transport.server import CoordinatorServer
 from engine.table import Table
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.kinds import STORAGE_KINDS, FaultKind

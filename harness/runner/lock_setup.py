@@ -15,13 +15,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.lock_provider import LockSpec
+from engine.locks.registry import LockSpec
 from harness.runner.errors import RunError
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 
 LOCK_RECORD = "lock.json"
-SERVICE_ENDPOINT = "lock_service.json"  # engine/lock_provider.py write_service_endpoint
+SERVICE_ENDPOINT = "lock_service.json"  # engine/locks/service_rpc.py write_service_endpoint
 
 
 @dataclass

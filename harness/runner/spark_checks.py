@@ -29,6 +29,9 @@ from harness.checks.unique_keys import unique_keys_result
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
 
+# The stream's rows (batch writers' and opening rows carry event id -1, no event), and the
+# rows without an event id: a bug the checker counts, which `event_id >= 0` alone would drop.
+STREAM_ROWS = "event_id >= 0 OR event_id IS NULL"
 # auto: Spark above this many stored rows (about 1 GB of check columns in the runner).
 SPARK_ABOVE_ROWS = 20_000_000
 CHECK_TIMEOUT_S = 1800
@@ -150,7 +153,9 @@ def _owner(
     return assign
 
 
-def _exactly_once(spark: SparkSession, frame: DataFrame, job: SparkCheckJob) -> CheckResult:
+def _exactly_once(
+    spark: SparkSession, frame: DataFrame, job: SparkCheckJob, null_event_ids: int | None = None
+) -> CheckResult:
     from pyspark.sql import functions as F
 
     bounds = batch_bounds(job.batches)
@@ -201,6 +206,7 @@ def _exactly_once(spark: SparkSession, frame: DataFrame, job: SparkCheckJob) -> 
         phantom=phantom,
         phantom_listed=[r["id"] for r in listed("owner < 0")] if phantom else [],
         missing_ids=missing_ids,
+        null_event_ids=null_event_ids,
     )
     result = judge(batches, summary)
     owned.unpersist()
@@ -213,7 +219,7 @@ def _exactly_once_upserts(frame: DataFrame, job: SparkCheckJob) -> CheckResult:
     from harness.pipeline.events import EventSpec, upsert_keys
 
     spec = EventSpec(**job.event_spec)
-    rows = frame.where("event_id >= 0").select("id", "event_id").toArrow()
+    rows = frame.where(STREAM_ROWS).select("id", "event_id").toArrow()
     return exactly_once_upserts(
         job.batches,
         rows.column("id"),
@@ -227,8 +233,10 @@ def _exactly_once_on_spark(
 ) -> CheckResult:
     if job.mode == "upsert":
         return _exactly_once_upserts(frame, job)
-    # The stream's rows only: batch writers' and opening rows have no event.
-    return _exactly_once(spark, frame.where("event_id >= 0"), job)
+    stream = frame.where(STREAM_ROWS)
+    # Bank legs are judged by their own ids: their null event ids are counted apart.
+    null_events = stream.where("event_id IS NULL").count() if job.mode == "bank" else None
+    return _exactly_once(spark, stream, job, null_events)
 
 
 # The Spark path of each check that needs the whole table (check_inputs.CHECKS).

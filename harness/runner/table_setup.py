@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from engine.clock import SystemClock
 from engine.config import Safety, TableConfig
-from engine.lock_provider import serve_table_lock
 from engine.stream.state import EpochStore
+from engine.stream.table_port import serve_table_lock
 from engine.table import Table
 from harness.pipeline.events import SCHEMA, opening_balances
 from harness.runner.driver_config import event_spec

@@ -8,12 +8,13 @@ against the rest of the scenario in `rules.py`.
 
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, model_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
+from engine.table.fault_points import FaultPoint
 from harness.scenario.base import (
     MAX_LATENCY_MS,
     Count,
@@ -144,45 +145,30 @@ CoordinatorPoint = Literal[
 # mid_retry (Hudi): the harness fails a batch inside Hudi's sink (every attempt of one of
 # its tasks dies), and the driver dies once the sink's retry of it requested its instant.
 CrashPoint = Literal[CoordinatorPoint, "after_spark_commit_before_ack", "mid_retry"]
-# The table's own seams, `<operation>_<seam>` (harness/faults/seams.py names them): inside
-# the TrueTime wait of a generated time, right before its generation record
-# (`.hoodie/.truetime`) or a timeline file (or a rollback's claim) is written, right before
-# a fenced delete (a rollback's data files; a cleaner's planned files, after its plan's
-# lock hold; archival's timeline files and merged runs), or (commit_after_checks) once OCC
-# and the key check passed, before the completion time is generated (a coordinator's
-# fencing check follows it). All but the cleaner's deletes are under the table lock.
-TableSeam = Literal[
-    "instant_before_truetime",
-    "instant_truetime_wait",
-    "instant_before_requested",
-    "instant_before_inflight",
-    "commit_after_checks",
-    "commit_before_truetime",
-    "commit_truetime_wait",
-    "commit_before_completed",
-    "rollback_before_truetime",
-    "rollback_truetime_wait",
-    "rollback_before_claim",
-    "rollback_before_requested",
-    "rollback_before_delete",
-    "rollback_before_completed",
-    "compaction_before_truetime",
-    "compaction_truetime_wait",
-    "compaction_before_requested",
-    "compaction_before_inflight",
-    "compaction_before_completed",
-    "clean_before_delete",
-    "archive_before_delete",
-]
-TABLE_POINTS: tuple[str, ...] = get_args(TableSeam)
+# The table's own seams, `<operation>_<seam>`, as the engine names them
+# (engine/table/fault_points.py FaultPoint): inside the TrueTime wait of a generated time,
+# right before its generation record (`.hoodie/.truetime`) or a timeline file (or a
+# rollback's claim) is written, right before a fenced delete (a rollback's data files; a
+# cleaner's planned files, after its plan's lock hold; archival's timeline files and merged
+# runs), or (commit_after_checks) once OCC and the key check passed, before the completion
+# time is generated (a coordinator's fencing check follows it). All but the cleaner's
+# deletes are under the table lock. Generated from the enum, so a point the engine no longer
+# has is refused by validate.
+TABLE_POINTS: tuple[str, ...] = tuple(p.value for p in FaultPoint)
 # With engine.truetime.shared_wait a commit's wait also mints the stream's next instant, so
 # the coordinator waits in an instant creation of its own only for the first one.
 SHARED_WAIT_UNREACHED = ("instant_before_truetime", "instant_truetime_wait")
 # random: drawn per run from the fault's (or the scenario's) seed among the seams every run
 # reaches (the coordinator's, instant creation's and commit's; harness/faults/seams.py).
-PausePoint = Literal[CoordinatorPoint, TableSeam, "random"]
 # lock_held (Hudi): wherever it is when it is seen holding the table's ZooKeeper lock.
-BatchWriterPoint = Literal[TableSeam, "random", "lock_held"]
+if TYPE_CHECKING:  # a Literal built at run time is only a string to a type checker
+    TableSeam = str
+    PausePoint = str
+    BatchWriterPoint = str
+else:
+    TableSeam = Literal[TABLE_POINTS]
+    PausePoint = Literal[CoordinatorPoint, TableSeam, "random"]
+    BatchWriterPoint = Literal[TableSeam, "random", "lock_held"]
 
 
 class CoordinatorCrash(_Repeating):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.config import Safety
-from engine.lock_provider import LockSpec
+from engine.locks.registry import LockSpec
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
 from harness.scenario import Scenario

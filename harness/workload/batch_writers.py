@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from engine.clock import AdjustableClock, SystemClock
 from engine.config import Safety
 from engine.errors import DuplicateKeyError, WriteConflictError
-from engine.lock_provider import LockSpec
+from engine.locks.registry import LockSpec
 from engine.table import Table
 from harness.history import HistoryWriter
 from harness.pipeline.events import SCHEMA

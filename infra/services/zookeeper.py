@@ -1,5 +1,5 @@
 """A real ZooKeeper on loopback for one run (Debian's `zookeeper` package), the server the
-`zookeeper` lock provider (engine/lock_zookeeper.py) talks to.
+`zookeeper` lock provider (engine/locks/zookeeper.py) talks to.
 
 A standalone server (`ZooKeeperServerMain`) on 127.0.0.1 and a free port, its config and
 data in a directory of the run, in its own session. It is up once it answers the `ruok`

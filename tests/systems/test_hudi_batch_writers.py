@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.lock_provider import LockSpec
+from engine.locks.registry import LockSpec
 from harness.history import HistoryWriter, load_events
 from harness.scenario import validate_scenario
 from harness.systems.hudi.batch_writers import BatchWriters, writer_configs

@@ -1,23 +1,3 @@
-"""How writer tasks reach the coordinator: in-process (tests) or RPC (Spark)."""
-
-from engine.stream.transport.base import CoordinatorClient, InstantGrant, poll_instant
-from engine.stream.transport.local import LocalClient
-from engine.stream.transport.rpc import (
-    CoordinatorServer,
-    Endpoint,
-    RpcCoordinatorClient,
-    RpcLeaseClient,
-    rpc_lock,
-)
-
-__all__ = [
-    "CoordinatorClient",
-    "CoordinatorServer",
-    "Endpoint",
-    "InstantGrant",
-    "LocalClient",
-    "RpcCoordinatorClient",
-    "RpcLeaseClient",
-    "poll_instant",
-    "rpc_lock",
-]
+"""How writer tasks reach the coordinator: in-process (`local`, tests) or RPC (Spark):
+`rpc` the client side and its Endpoint, `server` the coordinator's server. The package
+imports none of them, so the RPC client can be imported without the coordinator."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from engine.lock_provider import LockSpec
+from engine.locks.registry import LockSpec
 
 LOCK_PROVIDERS = {
     "zookeeper": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",

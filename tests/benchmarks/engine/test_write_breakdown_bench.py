@@ -50,7 +50,8 @@ import engine.table.writer
 from engine.config import TableConfig
 from engine.stream.coordinator import Coordinator
 from engine.stream.state import WriterStateStore
-from engine.stream.transport.rpc import CoordinatorServer, Endpoint, RpcCoordinatorClient
+from engine.stream.transport.rpc import Endpoint, RpcCoordinatorClient
+from engine.stream.transport.server import CoordinatorServer
 from engine.stream.writer import WriterTask
 from engine.table import Table
 from engine.table.appender import BaseAppender

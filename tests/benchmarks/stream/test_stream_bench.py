@@ -11,7 +11,8 @@ from engine.config import TableConfig
 from engine.storage import Storage
 from engine.stream.coordinator import Coordinator
 from engine.stream.state import CheckpointStateStore
-from engine.stream.transport.rpc import CoordinatorServer, Endpoint, RpcCoordinatorClient
+from engine.stream.transport.rpc import Endpoint, RpcCoordinatorClient
+from engine.stream.transport.server import CoordinatorServer
 from engine.stream.write_meta import WriteMetaEvent
 from engine.table import Table
 

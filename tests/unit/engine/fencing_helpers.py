@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from engine.config import Safety, TableConfig
-from engine.lock import FileLock
+from engine.locks.file import FileLock
 from engine.stream.state import EpochStore
 from engine.table import Table
 from engine.table.fencing import epoch_scope

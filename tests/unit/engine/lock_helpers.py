@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from engine.lock import FileLock, LeaseLock, LockService
-from engine.lock_provider import LockSpec
-from engine.lock_storage import StorageLock
-from engine.lock_zookeeper import ZooKeeperLock
+from engine.locks.file import FileLock
+from engine.locks.registry import LockSpec
+from engine.locks.service import LeaseLock, LockService
+from engine.locks.storage import StorageLock
+from engine.locks.zookeeper import ZooKeeperLock
 from engine.storage import Storage
 
 PROVIDERS = ["file", "storage", "zookeeper", "service"]

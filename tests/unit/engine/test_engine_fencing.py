@@ -13,7 +13,8 @@ import pytest
 from engine.clock import AdjustableClock, SystemClock
 from engine.config import Safety, TableConfig
 from engine.errors import FencedError, InstantClaimedError, LockLostError, LockTimeoutError
-from engine.lock import FileLock, InProcessLock
+from engine.locks.base import InProcessLock
+from engine.locks.file import FileLock
 from engine.stream.state import EpochStore
 from engine.table import Table
 from engine.table.fencing import CLAIMS_DIR, epoch_scope
@@ -35,7 +36,7 @@ LEASE_PROVIDERS = ["file", "storage", "zookeeper", "service"]
 
 @pytest.fixture
 def path(storage_root) -> str:
-    """The table on each backend: a local folder, then an S3 store (storage_s3.Folders)."""
+    """The table on each backend: a local folder, then an S3 store (s3_folders.Folders)."""
     return new_table(storage_root)
 
 
@@ -202,9 +203,10 @@ def test_a_seal_finishes_a_completion_its_writer_had_claimed(path):
         t = zombie.start_instant()
     stats = zombie.write_files(t, rows([4]))
     storage, seam = zombie.storage, Seam()
-    # Local: the claim is a link of the staged temp; S3: a conditional PUT (engine/storage_s3.py).
+    # Local: the claim is a link of the staged temp; S3: a conditional PUT (engine/storage/s3.py).
+    backend = storage.backend
     target, name, dst_arg = (
-        (storage._s3, "put", 0) if storage.kind == "s3" else (storage, "_link_full", 1)
+        (backend.objects, "put", 0) if storage.kind == "s3" else (backend, "link", 1)
     )
     real = getattr(target, name)
 

@@ -9,9 +9,11 @@ import pyarrow as pa
 import pytest
 
 from engine.errors import CorruptFileError, LockTimeoutError
-from engine.lock import FileLock, InProcessLock, LeaseLock, LockService
-from engine.lock_storage import StorageLock
-from engine.lock_zookeeper import ZooKeeperLock
+from engine.locks.base import InProcessLock
+from engine.locks.file import FileLock
+from engine.locks.service import LeaseLock, LockService
+from engine.locks.storage import StorageLock
+from engine.locks.zookeeper import ZooKeeperLock
 from engine.storage import Storage
 from tests.unit.engine.lock_helpers import PROVIDERS, ZK_LEASE_S, Rig, zookeeper  # noqa: F401
 

@@ -8,7 +8,7 @@ import pytest
 
 from engine.clock import AdjustableClock, ManualClock, SystemClock, format_instant, parse_instant
 from engine.errors import InvalidInstantTimeError
-from engine.lock import InProcessLock
+from engine.locks.base import InProcessLock
 from engine.truetime import InstantTimeGenerator, LastGenerated
 
 T0 = 1_700_000_000_000

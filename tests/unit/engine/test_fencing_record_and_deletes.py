@@ -259,7 +259,7 @@ def test_a_seal_finishes_an_s3_delete_decided_before_it(s3_location, monkeypatch
     storage.makedirs(f"{FENCE_DIR}/w")
     storage.create_dir(grant)
     storage.write_bytes("a.bin", b"a")
-    objects = storage._folders.objects
+    objects = storage.backend.folders.objects
     with monkeypatch.context() as m:
         m.setattr(objects, "delete_if", lambda full, etag: None)  # stopped after deciding
         storage.delete_staged(grant, "a.bin")

@@ -1,4 +1,4 @@
-"""Taking over from a holder that lost the lock (engine/table/fencing.py, engine/lock.py):
+"""Taking over from a holder that lost the lock (engine/table/fencing.py, engine/locks/):
 the LockService seals an expired lease's grant before granting the lock again; a claim
 carries its holder's token, so a rollback paused after its claim does not keep its instant
 pending forever; a restarted coordinator takes its predecessor's lease at once.
@@ -12,7 +12,8 @@ import pytest
 
 from engine.config import Safety, TableConfig
 from engine.errors import FencedError, InstantRolledBackError, LockTimeoutError
-from engine.lock import FileLock, LeaseLock, LockService
+from engine.locks.file import FileLock
+from engine.locks.service import LeaseLock, LockService
 from engine.stream import table_port
 from engine.stream.state import EpochStore
 from engine.table import Table

@@ -1,4 +1,4 @@
-"""The `service` lock provider (engine/lock_provider.py): the coordinator serves the table
+"""The `service` lock provider (engine/locks/service.py): the coordinator serves the table
 lock over RPC, writers find it through the file it publishes its address in, follow it
 across a restart, and a hold an older coordinator's service granted is sealed by the next
 epoch wherever its holder was paused."""
@@ -11,9 +11,12 @@ import pytest
 
 from engine.config import Safety, TableConfig
 from engine.errors import FencedError, LockTimeoutError
-from engine.lock_provider import LockSpec, serve_table_lock, write_service_endpoint
+from engine.locks.registry import LockSpec
+from engine.locks.service_rpc import write_service_endpoint
 from engine.stream.state import EpochStore
-from engine.stream.transport.rpc import CoordinatorServer, Endpoint
+from engine.stream.table_port import serve_table_lock
+from engine.stream.transport.rpc import Endpoint
+from engine.stream.transport.server import CoordinatorServer
 from engine.table import Table
 from tests.unit.engine.engine_helpers import rows
 

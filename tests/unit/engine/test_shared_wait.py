@@ -11,7 +11,7 @@ import pytest
 
 from engine.clock import ManualClock, format_instant
 from engine.config import TableConfig
-from engine.lock import InProcessLock
+from engine.locks.base import InProcessLock
 from engine.stream.coordinator import Coordinator
 from engine.table import Table
 from engine.truetime import InstantTimeGenerator, LastGenerated

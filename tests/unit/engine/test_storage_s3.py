@@ -1,4 +1,4 @@
-"""engine/storage.py on both backends: a local folder and an S3-compatible store (moto's
+"""engine/storage/ on both backends: a local folder and an S3-compatible store (moto's
 server, a real process; no mock of the client). Conditional create and compare-and-swap
 semantics, a write whose response was lost (retried idempotently), and the engine's
 table created, committed and read on S3."""
@@ -130,7 +130,7 @@ class _PausedPublish:
 
     def __init__(self, storage: Storage) -> None:
         self.reached, self.go = threading.Event(), threading.Event()
-        folders = storage._folders
+        folders = storage.backend.folders
         real = folders._publish
 
         def paused(pending, *, sealing):
@@ -158,7 +158,7 @@ def _staged_in_thread(storage: Storage, path: str, data: bytes) -> tuple[threadi
 
 @pytest.mark.parametrize("removed_meanwhile", [False, True])
 def test_a_holder_resumed_after_the_seal_lands_nothing_new(s3_location, removed_meanwhile):
-    """S3 fencing (storage_s3.Folders): a write decided before the seal is published by the
+    """S3 fencing (s3_folders.Folders): a write decided before the seal is published by the
     sealer; its holder, resumed afterwards, fails, and if the object was removed since (a
     rollback) its late PUT does not bring it back."""
     location = s3_location()

@@ -170,11 +170,19 @@ def test_bank_with_failed_reads_is_unknown(reads: list[dict], failed: list[dict]
     assert r.verdict == "unknown" and r.evidence["failed_reads"]["count"] == 1
 
 
-def test_bank_counts_a_failed_read_among_successes() -> None:
-    failed = [{"reader": "reader:0", "read_kind": "snapshot", "error": "OSError: slow"}]
-    r = bank([GOOD, GOOD], 80, 8, failed)
-    assert r.verdict == "valid"
+@pytest.mark.parametrize("kind", ["snapshot", "as_of", "incremental"])
+def test_bank_with_one_failed_read_among_successes_is_unknown(kind: str) -> None:
+    """A read that raised is a balance nobody saw (issue 26 item 3): one is enough, even
+    where other reads of its kind succeeded."""
+    failed = [{"reader": "reader:0", "read_kind": kind, "error": "OSError: slow"}]
+    pull = {"reader": "reader:0", "read_kind": "incremental", "total": 0, "expected_total": 0}
+    reads = [GOOD, {**GOOD, "read_kind": "as_of"}, {**pull, "expected_accounts": None}]
+    assert bank(reads, 80, 8).verdict == "valid"  # the same reads without the failure
+    r = bank(reads, 80, 8, failed)
+    assert r.verdict == "unknown"
+    assert "1 read(s) failed" in r.evidence["reason"]
     assert r.evidence["failed_reads"]["count"] == 1
+    assert r.evidence["failed_reads"]["never_succeeded"] == []
     assert r.evidence["failed_reads"]["items"][0]["error"] == "OSError: slow"
 
 
@@ -239,10 +247,33 @@ def test_isolation_where_no_read_returned_a_row_is_unknown() -> None:
     assert isolation([empty, empty], [], COMPLETED).verdict == "unknown"
 
 
-def test_isolation_counts_a_failed_read_among_successes() -> None:
-    failed = [{"reader": "reader:0", "read_kind": "snapshot", "error": "OSError: slow"}]
-    r = isolation([read()], [], COMPLETED, failed)
-    assert r.verdict == "valid" and r.evidence["failed_reads"]["count"] == 1
+@pytest.mark.parametrize(
+    "failure",
+    [
+        {"read_kind": "snapshot"},
+        {"read_kind": "as_of", "as_of": "t1"},
+        {"read_kind": "incremental", "begin": None, "end": "t1"},
+    ],
+    ids=["snapshot", "as_of", "incremental"],
+)
+def test_isolation_with_one_failed_read_among_successes_is_unknown(
+    failure: dict[str, Any],
+) -> None:
+    """Every kind succeeded at least once, and one read failed: its answer was never
+    judged, so isolation is unknown (issue 26 item 3), not valid."""
+    reads = [
+        read(),
+        read(read_kind="as_of", as_of="t1"),
+        read(read_kind="incremental", begin=None, end="t1"),
+    ]
+    repeated = reads[1:]
+    assert isolation(reads, repeated, COMPLETED).verdict == "valid"
+    failed = [{"reader": "reader:0", **failure, "error": "OSError: slow"}]
+    r = isolation(reads, repeated, COMPLETED, failed)
+    assert r.verdict == "unknown", r.evidence
+    assert "1 read(s) failed" in r.evidence["reason"]
+    assert r.evidence["failed_reads"]["count"] == 1
+    assert r.evidence["failed_reads"]["never_succeeded"] == []
 
 
 # --- the history ----------------------------------------------------------------------------

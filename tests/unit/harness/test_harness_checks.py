@@ -46,6 +46,7 @@ def test_exactly_once_valid_with_uncertain_batches_all_or_nothing() -> None:
         "uncertain": 2,
         "uncertain_visible": 1,
         "uncertain_absent": 1,
+        "uncertain_before_certain": 0,
     }
 
 
@@ -153,6 +154,17 @@ def test_exactly_once_agrees_with_a_counter_model(
     ]
     dups = sorted(o for o, c in seen.items() if c > 1)
     phantoms = sorted(o for o in seen if o not in owner)
+    # Commit order: after the first uncertain batch not wholly visible, nothing is visible.
+    shown = [sum(o in seen for o in range(b["start_offset"], b["end_offset"])) for b in expected]
+    gap = next(
+        (
+            i
+            for i, b in enumerate(expected)
+            if not b["certain"] and shown[i] < b["end_offset"] - b["start_offset"]
+        ),
+        len(expected),
+    )
+    out_of_order = [b["batch_id"] for i, b in enumerate(expected) if i > gap and shown[i]]
 
     r = exactly_once(expected, np.array(observed, dtype=np.int64))
     ev = r.evidence
@@ -160,9 +172,11 @@ def test_exactly_once_agrees_with_a_counter_model(
     assert [b["batch_id"] for b in ev["partial_batches"]["batches"]] == partial
     assert [d["id"] for d in ev["duplicated"]["ids"]] == dups[:20]
     assert ev["phantom"]["ids"] == phantoms[:20]
+    assert [b["batch_id"] for b in ev["out_of_order"]["batches"]] == out_of_order
     # Nothing certain proves nothing unless a violation shows anyway (fail closed).
     unproven = not any(b["certain"] for b in expected)
-    want = "invalid" if lost or partial or dups or phantoms else "unknown" if unproven else "valid"
+    bad = lost or partial or dups or phantoms or out_of_order
+    want = "invalid" if bad else "unknown" if unproven else "valid"
     assert r.verdict == want
 
 

@@ -7,9 +7,9 @@ import pyarrow as pa
 import pytest
 
 from engine.config import TableConfig
-from engine.lock_provider import serve_table_lock
-from engine.lock_zookeeper import ZooKeeperLock
+from engine.locks.zookeeper import ZooKeeperLock
 from engine.stream.state import EpochStore
+from engine.stream.table_port import serve_table_lock
 from engine.table import Table
 from harness.runner.lock_setup import lock_environment, run_lock_spec, start_run_lock
 from harness.runner.rundir import RunPaths

@@ -10,19 +10,15 @@ import pytest
 from stream_harness import Crash, crash_at, ids
 
 from engine.config import TableConfig
-from engine.lock import LockService
+from engine.locks.service import LockService
+from engine.locks.service_rpc import RpcLeaseClient, rpc_lock
 from engine.storage import Storage
 from engine.stream.coordinator import Coordinator
 from engine.stream.errors import TransportError
 from engine.stream.recorder import ListRecorder
 from engine.stream.state import CheckpointStateStore, EpochStore, WriterStateStore
-from engine.stream.transport.rpc import (
-    CoordinatorServer,
-    Endpoint,
-    RpcCoordinatorClient,
-    RpcLeaseClient,
-    rpc_lock,
-)
+from engine.stream.transport.rpc import Endpoint, RpcCoordinatorClient
+from engine.stream.transport.server import CoordinatorServer
 from engine.stream.writer import WriterTask
 from engine.table import Table
 

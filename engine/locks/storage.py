@@ -12,7 +12,7 @@ conditional: acquiring and renewing read nothing back.
 
 Where it differs from Hudi, and why. Hudi judges expiry on the wall clock (`validUntil`
 plus a drift buffer); here a waiter judges it on its own monotonic clock (a held lease
-unchanged for `lease_s` ran out: engine/lock.py LeaseObserver), so the clock-skew fault
+unchanged for `lease_s` ran out: engine/locks/lease.py LeaseObserver), so the clock-skew fault
 cannot make a live lease look expired. And the record carries a fencing token, a counter
 every new holder increments by its CAS: it increases from holder to holder and is never
 handed out twice (engine/table/fencing.py names a hold's grant by it).
@@ -25,7 +25,8 @@ import json
 from collections.abc import Callable
 
 from engine.errors import LockLostError
-from engine.lock import Record, StoredLease, nothing_left
+from engine.locks.base import Record
+from engine.locks.lease import StoredLease, nothing_left
 
 LOCK_FILE = ".hoodie/.locks/table_lock.json"
 
@@ -33,7 +34,7 @@ LOCK_FILE = ".hoodie/.locks/table_lock.json"
 class StorageLock(StoredLease):
     """A record: {"state": "held" | "free", "owner", "token": fencing token, "seq": writes
     so far}. `seq` makes every write's content (and so its version) new, and names a
-    hold. Waiters' expiry, take-over and release: engine/lock.py StoredLease."""
+    hold. Waiters' expiry, take-over and release: engine/locks/lease.py StoredLease."""
 
     default_path = LOCK_FILE
     # The hold's state (instance attributes once changed):

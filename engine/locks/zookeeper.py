@@ -33,7 +33,13 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.errors import LockTimeoutError
-from engine.lock import DEFAULT_TIMEOUT_S, Record, _LockBase, default_owner, record_successor
+from engine.locks.base import (
+    DEFAULT_TIMEOUT_S,
+    LockProvider,
+    Record,
+    default_owner,
+    record_successor,
+)
 
 CONNECT_TIMEOUT_S = 15.0
 COMMAND_TIMEOUT_S = 10.0  # one attempt of a command
@@ -45,7 +51,7 @@ log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
 
-class ZooKeeperLock(_LockBase):
+class ZooKeeperLock(LockProvider):
     def __init__(
         self,
         hosts: str,
@@ -64,10 +70,9 @@ class ZooKeeperLock(_LockBase):
         self._lock: Any = None  # kazoo's Lock of the current hold
         self._mutex = threading.Lock()  # threads of this process
         self._client_mutex = threading.Lock()
-        # As FileLock's: set by a holder that knows a contender is dead (a restarted
-        # coordinator: a node of its own identity is its sealed predecessor's), whose node
-        # it deletes instead of waiting out that session.
-        self.known_dead: Callable[[Record], bool] | None = None
+        # `known_dead` (LockProvider): a contender it judges dead (a restarted
+        # coordinator: a node of its own identity is its sealed predecessor's) has its
+        # node deleted instead of waiting out that session.
 
     @property
     def endpoint(self) -> str:

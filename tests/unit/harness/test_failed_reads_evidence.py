@@ -1,0 +1,95 @@
+"""A failed read is evidence (issue 26 item 3): one as-of read, pull or snapshot of a reader
+that raised leaves isolation unknown, even where other reads of its kind succeeded; a read
+a clean moved out of the retention window is the one excuse, recorded by the reader as
+`read_out_of_window` and never counted as a failure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_isolation_dirty_reads import commit, new_table
+from test_reads_retention_window import _final, _rewrites
+
+from engine.table import Table, cleaning
+from harness.history import HistoryWriter, read_events
+from harness.runner.check_inputs import run_checks
+from harness.runner.rundir import RunPaths
+from harness.scenario import load_scenario
+from harness.workload import readers
+from harness.workload.readers import ReaderThread
+
+
+def isolation_of(tmp_path: Path, table: Table) -> dict[str, Any]:
+    """The isolation check through the runner, on the reader's history and the table."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text("name: t\nchecks: [isolation]\n")
+    events = read_events(tmp_path / "history")
+    paths = RunPaths(root=tmp_path, table=tmp_path / "table")
+    (result,) = run_checks(load_scenario(path, []), events, _final(table), paths)
+    return result.to_dict()
+
+
+def fail_once(monkeypatch: pytest.MonkeyPatch, kind: str, error: Exception) -> None:
+    """The reader's next read of `kind` raises `error`; the rest read as usual."""
+    real, left = readers.perform_read, [error]
+
+    def flaky(table: Table, read_kind: str, **kwargs: Any) -> dict[str, Any]:
+        if read_kind == kind and left:
+            raise left.pop()
+        return real(table, read_kind, **kwargs)
+
+    monkeypatch.setattr(readers, "perform_read", flaky)
+
+
+@pytest.mark.parametrize("kind", ["snapshot", "as_of", "incremental"])
+def test_one_failed_read_among_successes_makes_isolation_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    table = new_table(tmp_path)
+    history = HistoryWriter(tmp_path / "history", "runner")
+    reader = ReaderThread(0, table.path, 1.0, history, bank=False, seed=1)
+    for n in range(3):  # every kind succeeds at least once (a pull needs a new commit)
+        commit(table, range(5 * n, 5 * n + 5))
+        reader.read_once()
+    assert isolation_of(tmp_path, table)["verdict"] == "valid"
+    commit(table, range(15, 20))
+    fail_once(monkeypatch, kind, OSError("storage timed out"))
+    reader.read_once()
+    reader.table.close()
+    failed = [e for e in read_events(tmp_path / "history") if e["kind"] == "read_error"]
+    assert [e["read_kind"] for e in failed] == [kind]
+    result = isolation_of(tmp_path, table)
+    assert result["verdict"] == "unknown", result
+    assert "1 read(s) failed" in result["reason"]
+    assert result["failed_reads"]["count"] == 1
+    assert result["failed_reads"]["never_succeeded"] == []
+
+
+def test_a_read_out_of_the_window_stays_excused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = new_table(tmp_path)
+    _rewrites(table, 5)
+    cleaning.clean(table, retain_commits=2)
+    history = HistoryWriter(tmp_path / "history", "runner")
+    reader = ReaderThread(0, table.path, 1.0, history, bank=False, seed=3)
+    reader.read_once()
+    real = readers.perform_read
+
+    def cleaned_meanwhile(table: Table, read_kind: str, **kwargs: Any) -> dict[str, Any]:
+        if read_kind == "as_of":  # a clean moved past its point while it read
+            _rewrites(table, 3)
+            cleaning.clean(table, retain_commits=1)
+            raise FileNotFoundError("a cleaned base file")
+        return real(table, read_kind, **kwargs)
+
+    monkeypatch.setattr(readers, "perform_read", cleaned_meanwhile)
+    reader.read_once()
+    reader.table.close()
+    kinds = [e["kind"] for e in read_events(tmp_path / "history")]
+    assert "read_out_of_window" in kinds and "read_error" not in kinds
+    result = isolation_of(tmp_path, table)
+    assert result["verdict"] == "valid", result
+    assert result["failed_reads"]["count"] == 0
