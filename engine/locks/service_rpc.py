@@ -15,14 +15,17 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.errors import EngineError
 from engine.locks.base import Record
 from engine.locks.service import EPOCH_SHIFT, SERVICE_LOCK, LeaseClient, LeaseLock
 from engine.stream.errors import StreamError, TransportError
 from engine.stream.transport.rpc import Endpoint, RpcClient
+
+T = TypeVar("T")
 
 
 class RpcLeaseClient(LeaseClient):
@@ -90,22 +93,22 @@ class ServiceLeaseClient(LeaseClient):
             self._client, self._endpoint = RpcLeaseClient(endpoint, retries=2), endpoint
         return self._client
 
-    def _call(self, method: str, **params: Any) -> Any:
+    def _call(self, call: Callable[[RpcLeaseClient], T]) -> T:
         with self._mutex:
             try:
-                return getattr(self._connect(), method)(**params)
+                return call(self._connect())
             except TransportError:
                 self._endpoint = None  # read the file again: the service may have moved
-                return getattr(self._connect(), method)(**params)
+                return call(self._connect())
 
     def acquire(self, name: str, owner: str, lease_s: float) -> int | bool:
-        return self._call("acquire", name=name, owner=owner, lease_s=lease_s)
+        return self._call(lambda client: client.acquire(name, owner, lease_s))
 
     def renew(self, name: str, token: int, lease_s: float) -> bool:
-        return self._call("renew", name=name, token=int(token), lease_s=lease_s)
+        return self._call(lambda client: client.renew(name, int(token), lease_s))
 
     def release(self, name: str, token: int) -> bool:
-        return self._call("release", name=name, token=int(token))
+        return self._call(lambda client: client.release(name, int(token)))
 
     def fence_domain(self, token: int) -> str | None:
         """The fence domain of this hold's grant: its service's epoch."""

@@ -3,21 +3,48 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 import pyarrow as pa
 
 from engine.table.stats import WriteStat
 from engine.timeline.instant import Instant
 
-if TYPE_CHECKING:
-    from engine.table.table import Table
+
+class TransactionTable(Protocol):
+    """What a transaction calls of its table (engine/table/table.py Table)."""
+
+    def start_instant(
+        self, action: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Instant: ...
+
+    def write_files(
+        self,
+        instant: Instant | str,
+        records: pa.Table,
+        op: str = "upsert",
+        write_token: str | None = None,
+        prior: Iterable[WriteStat | dict[str, Any]] | None = None,
+    ) -> list[WriteStat]: ...
+
+    def commit(
+        self,
+        instant: Instant | str,
+        stats: Iterable[WriteStat | dict[str, Any]],
+        metadata: dict[str, Any] | None = None,
+        guard: Callable[[], None] | None = None,
+    ) -> str: ...
+
+    def rollback(self, instant: Instant | str, force: bool = False) -> Instant | None: ...
 
 
 class Transaction:
     def __init__(
-        self, table: Table, action: str | None = None, metadata: dict[str, Any] | None = None
+        self,
+        table: TransactionTable,
+        action: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ):
         self.table, self.action, self.metadata = table, action, metadata
         self.instant: Instant | None = None
