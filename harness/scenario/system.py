@@ -50,11 +50,10 @@ def system_problems(s: "Scenario") -> list[Problem]:
 
 def _engine_problems(s: "Scenario") -> list[Problem]:
     """The engine has no version, and its batch writers stop at named seams."""
-    only_hudi = {"lock_held": LOCK_HELD_ON_ENGINE, "mid_retry": MID_RETRY_ON_ENGINE}
     problems = [
-        Problem(f"faults.{i}.point", only_hudi[point], point)
+        Problem(f"faults.{i}.point", NOT_THE_ENGINE_S[point], point)
         for i, f in enumerate(s.faults)
-        if (point := getattr(f, "point", None)) in only_hudi
+        if (point := getattr(f, "point", None)) in NOT_THE_ENGINE_S
     ]
     if s.system.version is not None:
         problems.append(
@@ -78,6 +77,8 @@ LOCK_HELD_ON_ENGINE = (
     "JVM; the engine's batch writers stop at a named seam instead (faults: "
     "`instantbench faults batch_writer_pause`)"
 )
+# Points of another system's seams, which the engine's faults cannot take.
+NOT_THE_ENGINE_S = {"lock_held": LOCK_HELD_ON_ENGINE, "mid_retry": MID_RETRY_ON_ENGINE}
 
 
 def _fault_lock_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
