@@ -93,3 +93,49 @@ def test_a_read_out_of_the_window_stays_excused(
     result = isolation_of(tmp_path, table)
     assert result["verdict"] == "valid", result
     assert result["failed_reads"]["count"] == 0
+
+
+def test_a_snapshot_whose_version_a_clean_retired_while_it_read_is_excused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snapshot loaded commit c; another writer committed and a clean that retains one
+    commit deleted c's files before the read got to them: no lost data, as for time travel
+    (faults/coordinator-crash.yaml cleans every interval with clean_retain_commits: 1)."""
+    table = new_table(tmp_path)
+    _rewrites(table, 3)
+    history = HistoryWriter(tmp_path / "history", "runner")
+    reader = ReaderThread(0, table.path, 1.0, history, bank=False, seed=3)
+    real, raced = readers.perform_read, []
+
+    def retired_meanwhile(loaded: Table, read_kind: str, **kwargs: Any) -> dict[str, Any]:
+        if read_kind == "snapshot" and not raced:
+            raced.append(max(i.completed_at for i in loaded.timeline.completed()))
+            _rewrites(table, 2)  # the writer's own handle: the reader's timeline stays loaded
+            cleaning.clean(table, retain_commits=1)
+            raise FileNotFoundError("a base file of the loaded slice")
+        return real(loaded, read_kind, **kwargs)
+
+    monkeypatch.setattr(readers, "perform_read", retired_meanwhile)
+    reader.read_once()
+    (event,) = [e for e in read_events(tmp_path / "history") if e["kind"] != "read"]
+    assert event["kind"] == "read_out_of_window" and event["read_kind"] == "snapshot"
+    assert event["as_of"] == raced[0]  # the version it had loaded
+    reader.read_once()  # the next snapshot reads the new version: a failure there would count
+    reader.table.close()
+    result = isolation_of(tmp_path, table)
+    assert result["verdict"] == "valid", result
+
+
+def test_a_snapshot_that_fails_inside_the_window_still_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = new_table(tmp_path)
+    _rewrites(table, 3)
+    cleaning.clean(table, retain_commits=1)
+    history = HistoryWriter(tmp_path / "history", "runner")
+    reader = ReaderThread(0, table.path, 1.0, history, bank=False, seed=3)
+    fail_once(monkeypatch, "snapshot", FileNotFoundError("a file the latest slice needs"))
+    reader.read_once()
+    reader.table.close()
+    kinds = [e["kind"] for e in read_events(tmp_path / "history")]
+    assert kinds == ["read_error"]
