@@ -116,9 +116,14 @@ class DockerBackend(ClusterBackend):
 
     @property
     def spark_class(self) -> str:
-        from infra.docker.image import runtime_root
+        return f"{self.spark_home}/bin/spark-class" if self.spark_home else SPARK_CLASS
 
-        return f"{runtime_root(self.runtime)}/bin/spark-class" if self.runtime else SPARK_CLASS
+    @property
+    def spark_home(self) -> str | None:
+        """SPARK_HOME of the containers for another runtime (None: the image's own)."""
+        from infra.docker.image import runtime_spark_home
+
+        return runtime_spark_home(self.runtime) if self.runtime else None
 
     def driver_env(self) -> dict[str, str]:
         """PySpark ships the driver's PYSPARK_PYTHON to executors as the command to run,
@@ -186,6 +191,7 @@ class DockerBackend(ClusterBackend):
             "HOME": "/tmp",
             CLUSTER_ENV: self.cluster_id,
             OWNER_ENV: labels[LABEL_OWNER],
+            **({"SPARK_HOME": self.spark_home} if self.spark_home else {}),
             **env,
         }
         return self.client.containers.run(

@@ -38,6 +38,11 @@ def runtime_root(pyspark_version: str) -> str:
     return f"/opt/runtimes/pyspark-{pyspark_version}"
 
 
+def runtime_spark_home(pyspark_version: str) -> str:
+    """The runtime's pyspark package in the image (its SPARK_HOME: bin/spark-class)."""
+    return f"{runtime_root(pyspark_version)}/spark-home"
+
+
 def runtime_python_command(pyspark_version: str) -> str:
     """PYSPARK_PYTHON for a runtime's executors in the image (as PYTHON_COMMAND)."""
     return f"{PYTHON_COMMAND}-{pyspark_version}"

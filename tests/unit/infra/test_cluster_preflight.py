@@ -70,7 +70,8 @@ def test_a_docker_cluster_runs_the_image_s_venv_of_the_runtime_it_is_given(tmp_p
     (home / "version.py").write_text("__version__: str = '3.5.9'\n")
     python = str(tmp_path / "venv" / "bin" / "python")
     backend = DockerBackend(2, 1, tmp_path / "cluster", python=python, spark_home=home)
-    assert backend.spark_class == "/opt/runtimes/pyspark-3.5.9/bin/spark-class"
+    assert backend.spark_home == "/opt/runtimes/pyspark-3.5.9/spark-home"
+    assert backend.spark_class == "/opt/runtimes/pyspark-3.5.9/spark-home/bin/spark-class"
     assert backend.executor_python() == "instantbench-python-3.5.9"
     env = backend.driver_env()
     wrapper = Path(env["PATH"].split(":")[0]) / "instantbench-python-3.5.9"
