@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,39 @@ class RunEntry:
     link: str  # relative path from the comparison page to the run's report.html
 
 
+@dataclass(frozen=True)
+class PairView:
+    """One pair's table: B against A."""
+
+    a: str
+    b: str
+    rows: list[Row]
+    deltas: Chart
+
+    def named(self, verdict: str) -> list[str]:
+        return [r.metric for r in self.rows if r.verdict == verdict]
+
+    @property
+    def same(self) -> int:
+        return sum(r.verdict == "same" for r in self.rows)
+
+
+def _pair_view(pair: Mapping[str, Any]) -> PairView:
+    table = list(pair.get("rows") or [])
+    return PairView(
+        a=str(pair["a"]),
+        b=str(pair["b"]),
+        rows=[_row(r) for r in table],
+        deltas=chart(
+            f"delta% of {pair['b']} against {pair['a']} with its interval, every metric",
+            lambda: plot_compare.deltas_svg(table),
+            "No metric has an interval (one pair of runs, or none).",
+            "Green: better, red: worse, grey: the same (the interval reaches zero, the "
+            "change is under 5%, or it does not survive the false-discovery control).",
+        ),
+    )
+
+
 def _timelines(runs: list[RunData]) -> list[Timeline]:
     timelines = []
     for run in runs:
@@ -69,28 +102,23 @@ def _timelines(runs: list[RunData]) -> list[Timeline]:
 def render_comparison(
     run_dirs_by_variant: dict[str, list[Path]],
     out_dir: Path,
-    table: list[dict[str, Any]],
+    tables: Sequence[Mapping[str, Any]],
     spark_lines: dict[str, str | None] | None = None,
 ) -> Path:
     """Write compare.html and compare.md into out_dir; return the HTML path.
 
-    The first variant is A, the second B (delta% is B against A), as in compare_runs.
-    `spark_lines`: the system and Spark line each variant ran on (compare.json's).
+    `tables`: compare.json's, one per pair of variants ({a, b, rows}: B against A, as in
+    compare_variants). `spark_lines`: the system and Spark line each variant ran on.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = {v: [load_run(Path(d)) for d in dirs] for v, dirs in run_dirs_by_variant.items()}
     timelines = {v: _timelines(rs) for v, rs in runs.items()}
     variants = list(runs)
-    rows = [_row(r) for r in table]
     context = {
-        "a": variants[0] if variants else "A",
-        "b": variants[1] if len(variants) > 1 else "B",
+        "variants": variants,
         "lines": [(v, (spark_lines or {}).get(v)) for v in variants],
-        "rows": rows,
-        "better": [r.metric for r in rows if r.verdict == "better"],
-        "worse": [r.metric for r in rows if r.verdict == "worse"],
-        "same": sum(r.verdict == "same" for r in rows),
+        "pairs": [_pair_view(pair) for pair in tables],
         "colours": plot_compare.colours(variants),
         "runs": {
             v: [RunEntry(r, os.path.relpath(r.root / "report.html", out_dir)) for r in rs]
@@ -98,7 +126,7 @@ def render_comparison(
         },
         "suspect": [r for rs in runs.values() for r in rs if r.verdict != "valid"],
         "forced": [r for rs in runs.values() for r in rs if r.instant_mode_forced],
-        "charts": _charts(table, timelines),
+        "charts": _charts(timelines),
     }
     html = out_dir / "compare.html"
     html.write_text(render("compare.html", **context), encoding="utf-8")
@@ -106,16 +134,9 @@ def render_comparison(
     return html
 
 
-def _charts(table: list[dict[str, Any]], timelines: dict[str, list[Timeline]]) -> list[Chart]:
-    """The comparison's charts: deltas, then throughput and blocked time of every run."""
+def _charts(timelines: dict[str, list[Timeline]]) -> list[Chart]:
+    """The charts over every run: throughput and blocked time."""
     return [
-        chart(
-            "delta% with its interval, every metric",
-            lambda: plot_compare.deltas_svg(table),
-            "No metric has an interval (one pair of runs, or none).",
-            "Green: better, red: worse, grey: the same (the interval reaches zero, the "
-            "change is under 5%, or it does not survive the false-discovery control).",
-        ),
         chart(
             "Throughput over time, every run",
             lambda: plot_compare.throughput_overlay_svg(timelines),

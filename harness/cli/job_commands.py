@@ -38,7 +38,7 @@ from harness.scenario.base import MAX_COUNT, MAX_PARALLEL
 def compare(
     scenario: ScenarioArg,
     axis: Annotated[
-        str | None, typer.Option(help="compare along KEY=V1,V2 instead of the matrix")
+        str | None, typer.Option(help="compare along KEY=V1,V2[,V3...] instead of the matrix")
     ] = None,
     repeat: Annotated[
         int | None, typer.Option(help="repetitions per variant", min=1, max=MAX_COUNT)
@@ -48,7 +48,8 @@ def compare(
     quiet: QuietOpt = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Run two variants with interleaved repetitions and compare them statistically.
+    """Run two or more variants with interleaved repetitions and compare every pair
+    statistically.
 
     With --json, stdout carries the comparison's compare.json."""
     from harness.checks.verdict import worst_exit_code
@@ -70,12 +71,12 @@ def compare(
         fail(exc)
     dirs = {v: [o.paths.root for o in outs] for v, outs in result.runs.items()}
     lines = result.spark_lines
-    page = render_comparison(dirs, result.out_dir, result.table, lines)
+    page = render_comparison(dirs, result.out_dir, result.tables, lines)
     if json_:
         print((result.out_dir / "compare.json").read_text().strip(), file=stdout, flush=True)
     else:
-        labels = [f"{v} [{lines[v]}]" if lines.get(v) else v for v in result.variants]
-        print_comparison(labels, result.table)
+        labels = {v: f"{v} [{lines[v]}]" if lines.get(v) else v for v in result.variants}
+        print_comparison(result.tables, labels)
         out.print(f"[bold]{escape(str(page))}[/bold]")
     # No verdicts at all proves nothing: fail closed.
     raise typer.Exit(worst_exit_code(result.verdicts, empty=EXIT_ERROR))

@@ -1,9 +1,10 @@
-"""What the commands print: a run's summary and a comparison's table, at full width."""
+"""What the commands print: a run's summary and a comparison's tables, at full width."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -15,8 +16,14 @@ if TYPE_CHECKING:
     from rich.table import Table as RichTable
 
 
-def print_comparison(variants: list[str], table: list[dict], console: Console = out) -> None:
-    print_whole(console, comparison_table(variants, table))
+def print_comparison(
+    tables: Sequence[Mapping[str, Any]], labels: Mapping[str, str], console: Console = out
+) -> None:
+    """One table per pair of variants (compare.json's `tables`); `labels` name each variant
+    as printed (with its system and Spark line)."""
+    for pair in tables:
+        a, b = (labels.get(pair[side], pair[side]) for side in ("a", "b"))
+        print_whole(console, comparison_table([a, b], pair["rows"]))
 
 
 def print_whole(console: Console, grid: RenderableType) -> None:

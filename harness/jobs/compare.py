@@ -1,19 +1,21 @@
-"""`instantbench compare`: interleaved repetitions of two variants (A, B, A, B, ...), then a
-paired table of metric / A / B / delta% with its interval / verdict
-(harness.metrics.compare: hierarchical block bootstrap, Benjamini-Hochberg)."""
+"""`instantbench compare`: interleaved repetitions of two or more variants (A, B, C, A, B, C,
+...), then for every pair of variants a paired table of metric / A / B / delta% with its
+interval / verdict (harness.metrics.compare: hierarchical block bootstrap,
+Benjamini-Hochberg across all the pairs' metrics)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness.history import read_events
-from harness.metrics import CompareParams, MetricParams, RunSamples, compare_runs, run_samples
+from harness.metrics import CompareParams, MetricParams, RunSamples, compare_variants, run_samples
 from harness.metrics.samples import SERIES
 from harness.runner.environment import spark_line
 from harness.runner.progress import JobProgress
@@ -27,13 +29,29 @@ from harness.scenario.overrides import parse_axis
 # A per-second series and the result.json metric made of it, where their names differ.
 SERIES_METRIC = {"rows_per_s": "throughput_rows_per_s"}
 
+# Every pair of variants is compared: six variants are 15 tables, and each run of each
+# variant is repeated; more is a sweep (`nightly`, `capacity`), not a comparison.
+MAX_COMPARED = 6
+
+
+class PairTable(TypedDict):
+    a: str
+    b: str
+    rows: list[dict[str, Any]]
+
 
 @dataclass
 class Comparison:
     out_dir: Path
     variants: list[str]
     runs: dict[str, list[RunOutcome]] = field(default_factory=dict)
-    table: list[dict[str, Any]] = field(default_factory=list)
+    # One table per pair of variants, in order (A, B), (A, C), (B, C): B against A.
+    tables: list[PairTable] = field(default_factory=list)
+
+    @property
+    def table(self) -> list[dict[str, Any]]:
+        """The first pair's rows (the whole comparison when there are two variants)."""
+        return self.tables[0]["rows"] if self.tables else []
 
     @property
     def verdicts(self) -> list[str]:
@@ -96,17 +114,21 @@ def run_comparison(
     params: CompareParams | None = None,
 ) -> Comparison:
     variants = expand_matrix(scenario)
-    if len(variants) != 2:
+    if not 2 <= len(variants) <= MAX_COMPARED:
         raise ValueError(
-            f"{scenario.source_file}: compare needs a matrix (or --axis) with exactly two "
-            f"variants, this one has {len(variants)}"
+            f"{scenario.source_file}: compare needs a matrix (or --axis) with 2 to "
+            f"{MAX_COMPARED} variants, this one has {len(variants)}"
         )
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     comparison = Comparison(out / f"{scenario.name}-compare-{stamp}", [v for v, _ in variants])
     comparison.runs = {name: [] for name, _ in variants}
     samples = _interleaved_runs(scenario, variants, comparison, repeat, quiet, on_run)
-    a, b = comparison.variants
-    comparison.table = table_rows(compare_runs(samples[a], samples[b], params=params))
+    pairs = list(itertools.combinations(comparison.variants, 2))
+    results = compare_variants(samples, pairs, params=params)
+    comparison.tables = [
+        PairTable(a=a, b=b, rows=table_rows(stats))
+        for (a, b), stats in zip(pairs, results, strict=True)
+    ]
     _write_compare_json(scenario, comparison, params)
     return comparison
 
@@ -119,8 +141,8 @@ def _interleaved_runs(
     quiet: bool,
     on_run: Callable[[RunOutcome], object] | None,
 ) -> dict[str, list[RunSamples]]:
-    """Interleave A, B, A, B, ...: drift of the machine over time hits both alike, and each
-    A run has a B run next to it to be paired with."""
+    """Interleave A, B, C, A, B, C, ...: drift of the machine over time hits every variant
+    alike, and each run has a run of every other variant next to it to be paired with."""
     samples: dict[str, list[RunSamples]] = {name: [] for name, _ in variants}
     runs_dir = comparison.out_dir / "runs"
     repeats = repeat or scenario.repeat
@@ -160,7 +182,10 @@ def _write_compare_json(
             "interval": "hierarchical bootstrap: pairs, then circular blocks of seconds",
             "fdr": "Benjamini-Hochberg",
         },
+        # "table" is the first pair's (the whole comparison of two variants); "tables"
+        # has every pair, B against A.
         "table": comparison.table,
+        "tables": comparison.tables,
     }
     comparison.out_dir.mkdir(parents=True, exist_ok=True)
     (comparison.out_dir / "compare.json").write_text(json.dumps(document, indent=2, default=str))

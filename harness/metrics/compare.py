@@ -201,17 +201,20 @@ def _metric(
 
 
 def _verdicts(
-    results: dict[str, dict[str, Any]], directions: Mapping[str, Direction], p: CompareParams
+    results: Sequence[dict[str, dict[str, Any]]],
+    directions: Mapping[str, Direction],
+    p: CompareParams,
 ) -> None:
-    """Benjamini-Hochberg over the metrics that have a p-value, then each verdict."""
-    tested = [k for k, r in results.items() if r["p_value"] is not None]
-    q = false_discovery_control([results[k]["p_value"] for k in tested]) if tested else []
-    for r in results.values():
+    """Benjamini-Hochberg over every metric of every pair that has a p-value (one family:
+    a comparison of three variants tests each metric three times), then each verdict."""
+    tested = [(r, k) for r in results for k in r if r[k]["p_value"] is not None]
+    q = false_discovery_control([r[k]["p_value"] for r, k in tested]) if tested else []
+    for r in (row for pair in results for row in pair.values()):
         # "-": a side has no value at all (nothing measured it), so there is nothing to judge.
         measured = r.get("a") is not None and r.get("b") is not None
         r["q_value"], r["verdict"] = None, "same" if measured else "-"
-    for key, q_value in zip(tested, q, strict=True):
-        r = results[key]
+    for (pair, key), q_value in zip(tested, q, strict=True):
+        r = pair[key]
         r["q_value"] = num(q_value)
         lo, hi = r["ci_diff"]
         excludes_zero = lo is not None and hi is not None and (lo > 0 or hi < 0)
@@ -222,23 +225,12 @@ def _verdicts(
             r["verdict"] = "better" if improved else "worse"
 
 
-def compare_runs(
+def _pair(
     runs_a: Sequence[RunSamples],
     runs_b: Sequence[RunSamples],
-    metrics: Mapping[str, tuple[str, str]] = COMPARED,
-    params: CompareParams | None = None,
-    directions: Mapping[str, Direction] = DIRECTIONS,
+    metrics: Mapping[str, tuple[str, str]],
+    p: CompareParams,
 ) -> dict[str, dict[str, Any]]:
-    """B against A for every metric, over the repetitions paired in order (A[i] with B[i];
-    extra runs of one side have no partner and are left out).
-
-    Each metric's row: a, b (medians of the runs), n_pairs, delta_pct (B against A),
-    ci_pct (its 1 - alpha interval), diff = b - a and ci_diff (the interval of the
-    difference; the one that counts when a is 0), p_value (bootstrap, two-sided), q_value
-    (Benjamini-Hochberg), verdict (better | worse | same, by DIRECTIONS; - where a side
-    has no value at all).
-    """
-    p = params or CompareParams()
     m = min(len(runs_a), len(runs_b))
     resampled = [
         [_Resampled(run, m, p, (p.seed, side, i)) for i, run in enumerate(runs[:m])]
@@ -250,8 +242,44 @@ def compare_runs(
             [r.statistic(source, statistic, p.resamples) for r in side] for side in resampled
         )
         results[key] = _metric(a_runs, b_runs, p, zlib.crc32(key.encode()))
+    return results
+
+
+def compare_variants(
+    runs: Mapping[str, Sequence[RunSamples]],
+    pairs: Sequence[tuple[str, str]],
+    metrics: Mapping[str, tuple[str, str]] = COMPARED,
+    params: CompareParams | None = None,
+    directions: Mapping[str, Direction] = DIRECTIONS,
+) -> list[dict[str, dict[str, Any]]]:
+    """For each pair (A, B) of variant names, B against A for every metric, over the
+    repetitions paired in order (A[i] with B[i]; extra runs of one side have no partner and
+    are left out), with the false-discovery rate controlled across all pairs' metrics.
+
+    Each metric's row: a, b (medians of the runs), n_pairs, delta_pct (B against A),
+    ci_pct (its 1 - alpha interval), diff = b - a and ci_diff (the interval of the
+    difference; the one that counts when a is 0), p_value (bootstrap, two-sided), q_value
+    (Benjamini-Hochberg), verdict (better | worse | same, by DIRECTIONS; - where a side
+    has no value at all).
+    """
+    p = params or CompareParams()
+    results = [_pair(runs[a], runs[b], metrics, p) for a, b in pairs]
     _verdicts(results, directions, p)
     return results
+
+
+def compare_runs(
+    runs_a: Sequence[RunSamples],
+    runs_b: Sequence[RunSamples],
+    metrics: Mapping[str, tuple[str, str]] = COMPARED,
+    params: CompareParams | None = None,
+    directions: Mapping[str, Direction] = DIRECTIONS,
+) -> dict[str, dict[str, Any]]:
+    """B against A (compare_variants with one pair)."""
+    (result,) = compare_variants(
+        {"a": runs_a, "b": runs_b}, [("a", "b")], metrics, params, directions
+    )
+    return result
 
 
 def metric_at(metrics: Mapping[str, Any], dotted: str) -> float | None:

@@ -50,16 +50,30 @@ def _default_checks(raw: dict[str, Any]) -> list[str]:
     return list(default_checks(without).get("checks", DEFAULT_CHECKS))
 
 
+def matrix_points(matrix: dict[str, list[Any]] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each variant as a dotted key -> value: the cartesian product of a mapping's values
+    (keys in file order), or a list's variants as written."""
+    if isinstance(matrix, list):
+        return [dict(point) for point in matrix]
+    keys = list(matrix)
+    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*matrix.values())]
+
+
+def _variant_count(matrix: dict[str, list[Any]] | list[dict[str, Any]]) -> int:
+    if isinstance(matrix, list):
+        return len(matrix)
+    return math.prod(len(values) for values in matrix.values())
+
+
 def expand_matrix(scenario: Scenario) -> list[tuple[str, Scenario]]:
     """[(variant name, resolved scenario with an empty matrix)]; [("", scenario)] without one.
 
-    Variants come in the order of the cartesian product of the matrix values, keys in file
-    order, so interleaving repetitions stays deterministic.
+    Variants come in matrix order (a mapping's cartesian product, keys in file order, or a
+    list's order), so interleaving repetitions stays deterministic.
     """
     if not scenario.matrix:
         return [("", scenario)]
-    keys = list(scenario.matrix)
-    count = math.prod(len(scenario.matrix[k]) for k in keys)
+    count = _variant_count(scenario.matrix)
     if count > MAX_VARIANTS:
         problem = Problem("matrix", f"{count} variants; allowed: at most {MAX_VARIANTS}")
         raise ScenarioError(scenario.source_file, [problem])
@@ -68,12 +82,12 @@ def expand_matrix(scenario: Scenario) -> list[tuple[str, Scenario]]:
     variants: list[tuple[str, Scenario]] = []
     problems: list[Problem] = []
     seen: dict[str, int] = {}
-    for values in itertools.product(*(scenario.matrix[k] for k in keys)):
+    for point in matrix_points(scenario.matrix):
         raw = base
-        for key, value in zip(keys, values, strict=True):
+        for key, value in point.items():
             raw = set_dotted(raw, key, value)
         raw = _follow_system(raw, base)
-        label = ", ".join(f"{k}={v!r}" for k, v in zip(keys, values, strict=True))
+        label = ", ".join(f"{k}={v!r}" for k, v in point.items())
         try:
             variant = validate_scenario(raw, scenario.source_file)
         except ScenarioError as exc:
@@ -82,7 +96,7 @@ def expand_matrix(scenario: Scenario) -> list[tuple[str, Scenario]]:
                 for p in exc.problems
             ]
             continue
-        name = variant_name(keys, values)
+        name = variant_name(list(point), tuple(point.values()))
         seen[name] = seen.get(name, 0) + 1
         variants.append((name if seen[name] == 1 else f"{name}-{seen[name]}", variant))
     if problems:

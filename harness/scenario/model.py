@@ -308,9 +308,14 @@ class Scenario(Strict):
     harness.runner.spark_checks.SPARK_ABOVE_ROWS)."""
     slo: Slo = Field(default_factory=Slo)
     """Service-level goals."""
-    matrix: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
+    matrix: (
+        dict[str, Annotated[list[Any], Field(min_length=1)]]
+        | Annotated[list[Annotated[dict[str, Any], Field(min_length=1)]], Field(min_length=1)]
+    ) = Field(default_factory=dict)
     """Variants: a dotted key -> the values to try (e.g. engine.instant_mode: [blocking,
-    async]); one variant per combination."""
+    async]), one variant per combination; or a list of variants, each a dotted key -> its
+    value (e.g. [{engine.instant_mode: blocking}, {engine.instant_mode: async},
+    {system.kind: hudi}]), for variants that are not a product."""
     repeat: Count = 1
     """Runs per variant (`compare` interleaves them)."""
 

@@ -242,14 +242,21 @@ def _target_problem(s: "Scenario", target: str, alternatives: str | None = None)
     return f"no such {role} ({source} is {limit}); allowed: {_span(role, first, limit)}"
 
 
+def _matrix_keys(matrix: dict[str, list[Any]] | list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(where, dotted key) of every key the matrix varies: `matrix.KEY` or `matrix.N.KEY`."""
+    if isinstance(matrix, list):
+        return [(f"matrix.{n}.{key}", key) for n, point in enumerate(matrix) for key in point]
+    return [(f"matrix.{key}", key) for key in matrix]
+
+
 def _matrix_problems(s: "Scenario") -> list[Problem]:
     problems = []
-    for key in s.matrix:
+    for where, key in _matrix_keys(s.matrix):
         if key.split(".")[0] in _NOT_IN_MATRIX:
-            problems.append(Problem(f"matrix.{key}", "cannot be varied by a matrix"))
+            problems.append(Problem(where, "cannot be varied by a matrix"))
             continue
         try:
             resolve(type(s), key)
         except DottedKeyError as exc:
-            problems.append(Problem(f"matrix.{key}", exc.message))
+            problems.append(Problem(where, exc.message))
     return problems

@@ -161,7 +161,8 @@ def test_messages_are_printed_verbatim_not_as_markup(tmp_path):
         ("engine.writers=1,1000", "1 <= writers <= 64"),
         ("engine.writers=1,two", "engine.writers: must be an integer"),
         ("name=a,b", "cannot be varied"),
-        ("engine.writers=1,2,3", "exactly two variants"),
+        ("engine.writers=2", "2 to 6 variants, this one has 1"),
+        ("engine.checkpoint_interval_s=1,2,3,4,5,6,7", "2 to 6 variants, this one has 7"),
     ],
 )
 def test_compare_rejects_a_bad_axis_before_running(tmp_path, axis, expected):

@@ -15,7 +15,7 @@ import harness.jobs.compare
 import harness.runner.run
 import reports
 from harness.cli import app
-from harness.jobs.compare import Comparison
+from harness.jobs.compare import Comparison, PairTable
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 
@@ -51,7 +51,8 @@ def fake_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         doc = {"scenario": "x", "variants": ["a", "b"], "table": [{"metric": "m"}]}
         (out_dir / "compare.json").write_text(json.dumps(doc, indent=2))
         runs = {v: [_Outcome(_Paths(tmp_path / v), _result(v))] for v in ("a", "b")}
-        return Comparison(out_dir, ["a", "b"], runs, doc["table"])  # type: ignore[arg-type]
+        tables = [PairTable(a="a", b="b", rows=doc["table"])]
+        return Comparison(out_dir, ["a", "b"], runs, tables)  # type: ignore[arg-type]
 
     monkeypatch.setattr(harness.runner.run, "run_scenario", run_scenario)
     monkeypatch.setattr(harness.jobs.compare, "run_comparison", run_comparison)

@@ -14,6 +14,7 @@ from harness.metrics import (
     CompareParams,
     MetricParams,
     compare_runs,
+    compare_variants,
     compute_metrics,
     metric_at,
     run_samples,
@@ -269,3 +270,22 @@ def test_a_series_a_system_does_not_measure_is_left_out_not_counted_as_zero() ->
     b = [RunSamples(r.n_seconds, {}) for r in (run(rng, 0.0) for _ in range(4))]
     r = compare_runs(a, b, METRICS, FAST, LOWER)["x.mean"]
     assert (r["b"], r["verdict"]) == (None, "-")
+
+
+def test_three_variants_are_compared_in_every_pair_with_one_false_discovery_family() -> None:
+    rng = np.random.default_rng(11)
+    runs = {"a": [], "b": [], "c": []}
+    for _ in range(4):  # interleaved: a, b, c, a, b, c, ...
+        for name, level in (("a", 1000.0), ("b", 1000.0), ("c", 600.0)):
+            runs[name].append(run(rng, level))
+    pairs = [("a", "b"), ("a", "c"), ("b", "c")]
+    ab, ac, bc = compare_variants(runs, pairs, METRICS, FAST, LOWER)
+    assert ac["x.mean"]["verdict"] == bc["x.mean"]["verdict"] == "better"
+    assert {r["verdict"] for r in ab.values()} == {"same"}
+    # One family: the q-values are BH's over all twelve p-values, not over each pair's four.
+    p = [pair[k]["p_value"] for pair in (ab, ac, bc) for k in METRICS]
+    q = [pair[k]["q_value"] for pair in (ab, ac, bc) for k in METRICS]
+    assert q == pytest.approx(false_discovery_control(p))
+    alone = compare_runs(runs["a"], runs["c"], METRICS, FAST, LOWER)  # the pair by itself
+    assert [alone[k]["p_value"] for k in METRICS] == [ac[k]["p_value"] for k in METRICS]
+    assert all(ac[k]["q_value"] > alone[k]["q_value"] for k in METRICS)

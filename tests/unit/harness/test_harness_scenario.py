@@ -347,6 +347,23 @@ def test_matrix_is_a_cartesian_product_in_key_order(good: Path) -> None:
     assert (variants[3][1].engine.writers, variants[3][1].table.type) == (4, "mor")
 
 
+def test_a_matrix_list_is_its_variants_in_order(good: Path) -> None:
+    points = "[{engine.instant_mode: blocking}, {engine.instant_mode: async, engine.writers: 4}]"
+    variants = expand_matrix(load_scenario(good, [f"matrix={points}"]))
+    assert [n for n, _ in variants] == ["instant-mode-blocking", "instant-mode-async-writers-4"]
+    assert [(v.engine.instant_mode, v.engine.writers) for _, v in variants] == [
+        ("blocking", 2),
+        ("async", 4),
+    ]
+
+
+def test_a_matrix_list_names_the_variant_of_a_bad_key(good: Path) -> None:
+    message = error_of(good, ["matrix=[{engine.writers: 2}, {engine.writerz: 4}]"])
+    assert "matrix.1.engine.writerz" in message and "did you mean `engine.writers`?" in message
+    assert "matrix.0.name" in error_of(good, ["matrix=[{name: a}]"])
+    assert "matrix" in error_of(good, ["matrix=[{}]"])  # a variant changes something
+
+
 def test_no_matrix_is_one_unnamed_variant(good: Path) -> None:
     s = load_scenario(good, ["matrix={}"])
     assert expand_matrix(s) == [("", s)]

@@ -136,7 +136,7 @@ def test_a_metric_name_wider_than_the_terminal_is_printed_whole() -> None:
         "verdict": "better",
     }
     console = Console(file=StringIO(), width=40)
-    print_comparison(["blocking", "async"], [row], console)
+    print_comparison([{"a": "blocking", "b": "async", "rows": [row]}], {}, console)
     text = console.file.getvalue()
     assert len(name) > 40
     line = next(line for line in text.splitlines() if name in line)  # whole, on one line

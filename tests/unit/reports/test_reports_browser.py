@@ -24,7 +24,7 @@ from reports_chromium import (
     screenshot,
 )
 from reports_rundirs import CHECK_NAMES
-from test_reports_compare import runs, table_of
+from test_reports_compare import runs, tables_of
 
 from reports import render_comparison, render_run
 
@@ -53,15 +53,15 @@ def _pages(make_run: Callable[..., Path], tmp_path: Path) -> tuple[Path, Path]:
             variant: [copy_run_for_report(Path(d), tmp_path / "runs") for d in dirs]
             for variant, dirs in saved["runs"].items()
         }
-        table = saved["table"]
+        tables = saved["tables"]
     else:
         by_variant = runs(make_run)
-        table = table_of(by_variant)
+        tables = tables_of(by_variant)
     for dirs in by_variant.values():
         for run_dir in dirs:
             render_run(run_dir)
     first_b = list(by_variant.values())[-1][0]
-    compare = render_comparison(by_variant, tmp_path / "compare", table)
+    compare = render_comparison(by_variant, tmp_path / "compare", tables)
     return first_b / "report.html", compare
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -10,8 +11,10 @@ import pytest
 
 from harness.history import read_events
 from harness.jobs.compare import table_rows
-from harness.metrics import CompareParams, compare_runs, run_samples
+from harness.metrics import CompareParams, compare_variants, run_samples
 from reports import render_comparison
+
+SMOKE = Path(__file__).resolve().parents[3] / "scenarios" / "smoke.yaml"
 
 
 def runs(make_run: Callable[..., Path], n: int = 3) -> dict[str, list[Path]]:
@@ -22,18 +25,28 @@ def runs(make_run: Callable[..., Path], n: int = 3) -> dict[str, list[Path]]:
     }
 
 
-def table_of(by_variant: dict[str, list[Path]]) -> list[dict]:
-    samples = [
-        [run_samples(read_events(d / "history")) for d in dirs] for dirs in by_variant.values()
+def tables_of(by_variant: dict[str, list[Path]]) -> list[dict]:
+    """compare.json's tables: every pair of variants, B against A."""
+    samples = {
+        v: [run_samples(read_events(d / "history")) for d in dirs] for v, dirs in by_variant.items()
+    }
+    pairs = list(itertools.combinations(by_variant, 2))
+    results = compare_variants(samples, pairs, params=CompareParams(resamples=200))
+    return [
+        {"a": a, "b": b, "rows": table_rows(stats)}
+        for (a, b), stats in zip(pairs, results, strict=True)
     ]
-    return table_rows(compare_runs(*samples, params=CompareParams(resamples=200)))
+
+
+def one_pair(rows: list[dict]) -> list[dict]:
+    return [{"a": "blocking", "b": "async", "rows": rows}]
 
 
 def test_comparison_page_has_the_paired_table_and_charts(
     make_run: Callable[..., Path], tmp_path: Path
 ) -> None:
     by_variant = runs(make_run)
-    out = render_comparison(by_variant, tmp_path / "compare", table_of(by_variant))
+    out = render_comparison(by_variant, tmp_path / "compare", tables_of(by_variant))
     html = out.read_text()
     assert out.name == "compare.html"
     assert "Is async smoother than blocking?" in html
@@ -59,7 +72,7 @@ def test_table_rows_may_use_the_column_titles(
         "p": 0.008,
         "verdict": "better",
     }
-    out = render_comparison(runs(make_run, 1), tmp_path / "c", [row])
+    out = render_comparison(runs(make_run, 1), tmp_path / "c", one_pair([row]))
     md = (out.parent / "compare.md").read_text()
     assert "| throughput_rows_per_s.cv | 0.4 | 0.1 | -75.0% | 0.008 | BETTER |" in md
 
@@ -77,7 +90,7 @@ def test_an_interval_from_zero_is_the_difference_itself(
         "q_value": 0.01,
         "verdict": "worse",
     }
-    out = render_comparison(runs(make_run, 1), tmp_path / "c", [row])
+    out = render_comparison(runs(make_run, 1), tmp_path / "c", one_pair([row]))
     md = (out.parent / "compare.md").read_text()
     assert "| stalls.total_s | 0 | 4 | +4 [2, 6] from 0 | 0.01 | WORSE |" in md
 
@@ -138,3 +151,56 @@ def test_the_compare_job_interleaves_pairs_and_writes_intervals(
     assert blocked["n_pairs"] == 3 and blocked["verdict"] == "better"
     assert blocked["ci_pct"] == [-100.0, -100.0] and blocked["q_value"] < 0.05
     assert saved["statistics"]["resamples"] == 200
+
+
+def test_three_variants_have_a_table_and_a_deltas_chart_per_pair(
+    make_run: Callable[..., Path], tmp_path: Path
+) -> None:
+    by_variant = {
+        name: [make_run(mode, f"x-{name}-{i}") for i in range(3)]
+        for name, mode in (("blocking", "blocking"), ("async", "async"), ("again", "async"))
+    }
+    out = render_comparison(by_variant, tmp_path / "c", tables_of(by_variant))
+    html = out.read_text()
+    assert "Which of blocking, async and again is smoother?" in html
+    for a, b in (("blocking", "async"), ("blocking", "again"), ("async", "again")):
+        assert f"<h2>{b} against {a}</h2>" in html
+        assert f"<th>A: {a}</th><th>B: {b}</th>" in html
+    assert html.count("<svg") == 6  # three pairs' deltas, and three over the runs
+    md = (out.parent / "compare.md").read_text()
+    assert md.count("| metric | A: ") == 3 and "## again against async" in md
+
+
+def test_the_compare_job_interleaves_three_variants_and_writes_every_pair(
+    make_run: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.jobs import compare
+    from harness.runner.rundir import RunOutcome, RunPaths
+    from harness.scenario import load_scenario
+
+    order: list[str] = []
+
+    def run_scenario(scenario, out, variant, quiet):  # a finished synthetic run per call
+        order.append(variant)
+        root = make_run(scenario.engine.instant_mode, f"{variant}-{len(order)}")
+        return RunOutcome(
+            RunPaths(root, root / "table"), json.loads((root / "result.json").read_text())
+        )
+
+    monkeypatch.setattr(compare, "run_scenario", run_scenario)
+    points = "[{engine.instant_mode: blocking}, {engine.instant_mode: async}, {engine.writers: 3}]"
+    scenario = load_scenario(SMOKE, [f"matrix={points}"])
+    # 2000 resamples (the default): with 200 the smallest p-value, 2/201, cannot survive BH
+    # across the three pairs' 45 metrics.
+    result = compare.run_comparison(scenario, tmp_path, repeat=3, quiet=True)
+    names = ["instant-mode-blocking", "instant-mode-async", "writers-3"]
+    assert order == names * 3
+    saved = json.loads((result.out_dir / "compare.json").read_text())
+    assert [(t["a"], t["b"]) for t in saved["tables"]] == [
+        (names[0], names[1]),
+        (names[0], names[2]),
+        (names[1], names[2]),
+    ]
+    assert saved["table"] == saved["tables"][0]["rows"]  # two-variant readers keep working
+    blocked = {r["metric"]: r for r in saved["tables"][0]["rows"]}["writer_blocked_ms_per_s.mean"]
+    assert blocked["verdict"] == "better"  # async against blocking, as in the two-way page
