@@ -40,11 +40,11 @@ from harness.systems.hudi.lock_holder import LockHolders
 from harness.systems.hudi.lock_options import ZOOKEEPER_BASE_PATH, occ_options
 from harness.systems.hudi.lock_pause import LockHolderPause
 from harness.systems.hudi.run_state import (
-    MAX_TASK_ATTEMPTS,
     SETTLE_LIMIT_S,
     HudiRun,
     data_actions,
     require_runtime,
+    task_attempts,
 )
 from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.task_crash import TaskCrashes, crash_spec
@@ -156,7 +156,7 @@ def driver_config(
     lock: RunLock | None,
     cluster: ClusterInfo | None = None,
 ) -> dict[str, Any]:
-    writers, attempts = scenario.engine.writers, MAX_TASK_ATTEMPTS
+    writers, attempts = scenario.engine.writers, task_attempts(scenario)
     extra: dict[str, Any] = {
         "table_path": str(paths.table),
         "spark_conf": dict(scenario.cluster.spark_conf),

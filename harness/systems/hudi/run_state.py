@@ -33,7 +33,14 @@ from harness.systems.hudi.timeline_watch import SeenInstant
 
 START_TIMEOUT_S = 180.0  # a driver's JVM, the Hudi bundle's classes, the first query plan
 SETTLE_LIMIT_S = 120.0  # past its duration, a run waits at most this long for a crash seam
-MAX_TASK_ATTEMPTS = 4  # local[N,4], and a cluster's spark.task.maxFailures: a task's tries
+DEFAULT_TASK_ATTEMPTS = 4  # Spark's spark.task.maxFailures; local[N,4] asks for the same
+
+
+def task_attempts(scenario: Scenario) -> int:
+    """How many times Spark tries a task: the scenario's spark.task.maxFailures, which the
+    local master is given too (local[N,F]), so a cluster and local mode count alike."""
+    conf = scenario.cluster.spark_conf
+    return int(conf.get("spark.task.maxFailures", DEFAULT_TASK_ATTEMPTS))
 
 
 def require_runtime(scenario: Scenario) -> SparkRuntime:
@@ -138,7 +145,7 @@ class HudiRun:
         if self._point() == "mid_retry":  # fail a batch first: its retry is the seam
             folder, label = self._crash_folder(), self.armed.label
             write_armed(folder, label, partition=0, every_attempt=True)
-            failed = partial(failed_batch, folder, label, MAX_TASK_ATTEMPTS)
+            failed = partial(failed_batch, folder, label, task_attempts(self.scenario))
             self.seam = KillMidRetry(action, *where, failed=failed, **options)
         else:
             mid_commit = self.pausing is not None or self._point() == "mid_commit"
@@ -210,15 +217,14 @@ class HudiRun:
         """A crash still to fire, a lock holder's pause not over, a batch writer yet to
         commit or a clock skew no instant has shown yet: past its duration the run goes on
         for these (up to SETTLE_LIMIT_S), not for anything else."""
-        writers_pending = self.writers is not None and not self.writers.each_committed()
-        skew_unseen = self.clock is not None and self.clock.unproven()
-        paused = any(p.unsettled() for p in self.lock_pauses) or any(
-            p.unsettled() for p in self.paused
-        )
-        crashing = self.task_crashes is not None and self.task_crashes.unsettled()
-        crashing = crashing or (self.worker_faults is not None and self.worker_faults.unsettled())
-        waiting = bool(self.pending) or self.seam is not None or paused or crashing
-        return waiting or writers_pending or skew_unseen
+        if self.pending or self.seam is not None:
+            return True
+        if self.writers is not None and not self.writers.each_committed():
+            return True
+        if self.clock is not None and self.clock.unproven():
+            return True
+        parts = [*self.lock_pauses, *self.paused, self.task_crashes, self.worker_faults]
+        return any(part is not None and part.unsettled() for part in parts)
 
     def _point(self) -> str:
         return str(getattr(self.armed.fault, "point", "")) if self.armed else ""

@@ -20,7 +20,7 @@ import psutil
 from harness.faults.evidence import record_fault
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
-from harness.systems.hudi.task_crash_stage import ARMED
+from harness.systems.hudi.task_crash_stage import ARMED, read_claim
 
 POINT = "before_flush"  # the stage runs before Hudi writes any file of the batch
 
@@ -49,8 +49,8 @@ def write_armed(folder: Path, label: str, partition: int, every_attempt: bool = 
 def failed_batch(folder: Path, label: str, attempts: int) -> dict[str, Any] | None:
     """The first attempt's claim once all `attempts` attempts of the armed task died (the
     job failed: Hudi's sink retries the batch), with each attempt's; None before."""
-    first = _read(folder / f"{label}.exited")
-    later = [_read(folder / f"{label}.exited-{n}") for n in range(1, attempts)]
+    first = read_claim(folder / f"{label}.exited")
+    later = [read_claim(folder / f"{label}.exited-{n}") for n in range(1, attempts)]
     if first is None or any(claim is None for claim in later):
         return None
     return {**first, "attempts": [first, *later]}
@@ -58,14 +58,6 @@ def failed_batch(folder: Path, label: str, attempts: int) -> dict[str, Any] | No
 
 def _partition(occurrence: Occurrence[Any]) -> int:
     return int(str(occurrence.target).split(":", 1)[1])  # writer:N, resolved by the schedule
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        record: dict[str, Any] = json.loads(path.read_text())
-        return record
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
 
 
 def _gone(pid: int) -> bool:
@@ -97,8 +89,8 @@ class TaskCrashes:
     def _record_if_retried(self, t0: float, history: HistoryWriter) -> None:
         occurrence = self.armed
         assert occurrence is not None
-        exited = _read(self.folder / f"{occurrence.label}.exited")
-        retried = _read(self.folder / f"{occurrence.label}.retried")
+        exited = read_claim(self.folder / f"{occurrence.label}.exited")
+        retried = read_claim(self.folder / f"{occurrence.label}.retried")
         if exited is None or retried is None:
             return
         if not _gone(int(exited["pid"])):  # the retry ran while the first worker lives on

@@ -43,7 +43,9 @@ DRIVER_PROPERTY = "instantbench.driver.pid"  # set here: a restarted driver's st
 CRASH_COLUMN = "event_id"  # any column Hudi writes: the UDF returns it unchanged
 
 
-def _read(path: str) -> dict[str, Any] | None:
+def read_claim(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """A claim or armed.json as written (whole: written by rename or create-exclusive),
+    None if it is not there yet."""
     try:
         with open(path, encoding="utf-8") as handle:
             record: dict[str, Any] = json.load(handle)
@@ -82,12 +84,12 @@ def at_task_start(spec: dict[str, Any], ctx: TaskContext) -> None:
     is pending; a later attempt of the task that died (same driver, stage and partition)
     dies too when the crash must fail the batch (`every_attempt`), or says it ran again."""
     folder = spec["dir"]
-    armed = _read(os.path.join(folder, ARMED))
+    armed = read_claim(os.path.join(folder, ARMED))
     if armed is None or armed["partition"] != ctx.partitionId():
         return
     label, attempt = armed["label"], ctx.attemptNumber()
     exited = os.path.join(folder, f"{label}.exited")
-    died = _read(exited)
+    died = read_claim(exited)
     if attempt == 0 and died is None:
         pending = pending_instants(spec["timeline"], spec["actions"])
         if pending and _claim(exited, {**_task(ctx), "pending_instants": pending}):
