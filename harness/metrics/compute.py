@@ -10,7 +10,7 @@ from harness.history_events import Kind
 from harness.metrics.buckets import Buckets
 from harness.metrics.faults import RecoveryParams, bucket_labels, fault_recovery, fault_windows
 from harness.metrics.history import Records, as_frame, of_kind, run_window
-from harness.metrics.lag import freshness_per_bucket, series_stats
+from harness.metrics.lag import freshness, series_stats
 from harness.metrics.latency import (
     blocked_ms_per_bucket,
     commit_cadence_s,
@@ -67,7 +67,7 @@ def timeseries(events: Records, params: MetricParams | None = None) -> pd.DataFr
                 of_kind(ev, Kind.FLUSH), buckets, window.t0, cap
             ),
             "writer_blocked_ms_per_s": blocked_ms_per_bucket(requests, buckets, window.t0),
-            "freshness_s": freshness_per_bucket(commits, buckets, window.t0),
+            "freshness_s": freshness(commits, buckets, window.t0).per_bucket(len(buckets)),
             "faults": bucket_labels(fault_windows(of_kind(ev, Kind.FAULT)), buckets),
         }
     )
@@ -106,7 +106,7 @@ def compute_metrics(
         "commit_latency_ms": commit_latency_ms(commits),
         "commit_cadence_s": commit_cadence_s(commits),
         **instant_waits_ms(window.measured(of_kind(ev, Kind.INSTANT_CREATED))),
-        "freshness_s": percentiles(frame["freshness_s"], ["mean", "p99", "max"]),
+        "freshness_s": freshness(commits_all, buckets, window.t0).stats(),
         **series_stats(se, window),
         "faults": [
             fault_recovery(w, x, buckets, commit_rel, params.recovery)

@@ -1,7 +1,7 @@
 """Per-second samples of one run: what a comparison resamples (harness.metrics.compare).
 
-Every sample belongs to one measured second. A per-second series has one sample a second;
-per-event values (an instant request's latency, a commit's latency, the gap before a
+Every sample belongs to one measured second. A per-second series has one sample a second
+(freshness: its readings every 10 ms, harness.metrics.lag); per-event values (an instant request's latency, a commit's latency, the gap before a
 commit) belong to the second they ended in, so resampling seconds resamples them too.
 """
 
@@ -13,6 +13,7 @@ from harness.history_events import Kind
 from harness.metrics.buckets import Buckets
 from harness.metrics.compute import MetricParams, timeseries
 from harness.metrics.history import Records, as_frame, of_kind, run_window
+from harness.metrics.lag import freshness
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ def run_samples(events: Records, params: MetricParams | None = None) -> RunSampl
     frame = timeseries(ev, params)
     seconds = np.arange(len(frame))
     sources = {name: _samples(frame[name].to_numpy(float), seconds) for name in SERIES}
+    # Freshness on its 10 ms grid (harness.metrics.lag), not its per-second means: the
+    # run's p99 is of those readings, so its resamples must be too.
+    curve = freshness(of_kind(ev, Kind.COMMIT), buckets, window.t0)
+    sources["freshness_s"] = _samples(curve.values, curve.bucket)
 
     def per_event(kind: Kind, column: str) -> Samples:
         found = window.measured(of_kind(ev, kind))

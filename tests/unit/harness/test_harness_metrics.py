@@ -191,9 +191,21 @@ def test_freshness_is_now_minus_newest_visible_event() -> None:
     rows = steady()
     rows[30:33] = [0, 0, 0]
     f = compute_metrics(history(rows))["freshness_s"]
-    # Each second ends 0.3 s after its newest event; after 3 empty seconds it is 3.3 s.
-    assert f["max"] == pytest.approx(3.3)
-    assert f["mean"] == pytest.approx((57 * 0.3 + 1.3 + 2.3 + 3.3) / 60)
+    # Each commit shows rows 0.3 s old; freshness then grows to 1.3 s by the next one (a
+    # sawtooth with mean 0.8 s). Three missing commits: it grows from 0.3 s to 4.3 s.
+    assert f["max"] == pytest.approx(4.3)
+    assert f["mean"] == pytest.approx((56 * 0.8 + 4 * 2.3) / 60, abs=1e-3)
+    assert f["p99"] == pytest.approx(4.3 - 0.6, abs=0.02)  # the top 1% of 60 s: 0.6 s
+
+
+@pytest.mark.parametrize("phase", [0.05, 0.3, 0.5, 0.95])
+def test_freshness_does_not_depend_on_where_commits_fall_in_a_second(phase: float) -> None:
+    """Read once a second, a 1 s cadence showed one phase of the sawtooth (0.3 s flat, or
+    1.25 s flat): the same stream must measure the same wherever its commits fall."""
+    f = compute_metrics(history(steady(), phase=phase))["freshness_s"]
+    assert f["mean"] == pytest.approx(0.8, abs=0.01)
+    assert f["max"] == pytest.approx(1.3, abs=1e-6)
+    assert f["p99"] == pytest.approx(1.29, abs=0.01)
 
 
 def test_commit_latency_and_cadence() -> None:
