@@ -10,7 +10,6 @@ from harness.metrics.buckets import Buckets
 from harness.metrics.history import RunWindow
 from harness.metrics.stats import num, percentiles
 
-
 # Freshness is a sawtooth: it grows by a second every second and drops at each commit.
 # Read once a second it aliases (with a 1 s commit cadence every reading sees the same
 # phase), so it is read on this grid instead: every phase of any cadence is seen, to 10 ms.
@@ -46,7 +45,7 @@ class Freshness:
 def freshness(commits: pd.DataFrame, buckets: Buckets, t0: float) -> Freshness:
     """The freshness curve from the commit record (each commit's time and the newest event
     time it made visible), read on the grid and at its peaks."""
-    per_bucket = max(int(round(buckets.width / FRESHNESS_STEP_S)), 1)
+    per_bucket = max(round(buckets.width / FRESHNESS_STEP_S), 1)
     step = buckets.width / per_bucket
     grid = (np.arange(len(buckets) * per_bucket) + 0.5) * step  # cell midpoints
     bucket = np.arange(grid.size) // per_bucket

@@ -1,8 +1,9 @@
 """Per-second samples of one run: what a comparison resamples (harness.metrics.compare).
 
 Every sample belongs to one measured second. A per-second series has one sample a second
-(freshness: its readings every 10 ms, harness.metrics.lag); per-event values (an instant request's latency, a commit's latency, the gap before a
-commit) belong to the second they ended in, so resampling seconds resamples them too.
+(freshness: its readings every 10 ms, harness.metrics.lag); per-event values (an instant
+request's latency, a commit's latency, the gap before a commit) belong to the second they
+ended in, so resampling seconds resamples them too.
 """
 
 from dataclasses import dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
+from engine.errors import FencedError
 from engine.table import Table
 from harness.history import HistoryWriter
 
@@ -38,9 +39,13 @@ class CompactionService(threading.Thread):
         while not self._stop_event.wait(self.every_s):
             try:
                 self.compact_once()
-            except Exception as exc:  # surfaced by the driver's main loop
+            except Exception as exc:  # the driver's main loop stops on it
                 self.error = exc
-                self.history.record("compaction_failed", error=f"{type(exc).__name__}: {exc}")
+                self.history.record(
+                    "compaction_failed",
+                    error=f"{type(exc).__name__}: {exc}",
+                    fenced=isinstance(exc, FencedError),
+                )
                 return
 
     def stop(self) -> None:

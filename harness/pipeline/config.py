@@ -12,8 +12,14 @@ from typing import Any
 # the coordinator stopped loudly on a commit that can never succeed (torn or missing
 # files, a write conflict, a duplicate key) and rolled its instant back, so no restart
 # changes what that batch left: at the run's end the checks judge the table as it is.
+# TABLE_SERVICE_FAILED: a compaction, clean or archival raised (history
+# `compaction_failed` / `table_service_failed`): the driver stops rather than stream on
+# with a table service dead, and the run that saw it is unknown (harness/runner/run.py).
+# FENCED: a newer coordinator fenced this one out (a resumed zombie).
 FAILED_EXIT = 3
+FENCED_EXIT = 4
 COMMIT_REFUSED_EXIT = 5
+TABLE_SERVICE_FAILED_EXIT = 6
 
 
 @dataclass

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.errors import FencedError
 from engine.stream.errors import CommitFailedError
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog
@@ -21,7 +22,13 @@ from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.pipeline.acks import AckWatcher
 from harness.pipeline.checkpoints import last_committed_batch
-from harness.pipeline.config import COMMIT_REFUSED_EXIT, FAILED_EXIT, DriverConfig
+from harness.pipeline.config import (
+    COMMIT_REFUSED_EXIT,
+    FAILED_EXIT,
+    FENCED_EXIT,
+    TABLE_SERVICE_FAILED_EXIT,
+    DriverConfig,
+)
 from harness.pipeline.engine_task import warm_up_worker
 from harness.pipeline.session import build_session, stop_session
 from harness.pipeline.sinks import Sink, make_sink
@@ -100,7 +107,7 @@ def run(cfg: DriverConfig) -> int:
     close_error: Exception | None = None
     try:
         while not os.path.exists(cfg.stop_file):
-            if not query.isActive or acks.error is not None:
+            if not query.isActive or acks.error is not None or sink.service_error() is not None:
                 status = "error"
                 break
             _write_status(cfg.status_file, {"t": time.time(), "pid": os.getpid(), **sink.status()})
@@ -115,16 +122,23 @@ def run(cfg: DriverConfig) -> int:
         except Exception as exc:  # the final ACKs' commit failed: the coordinator stopped
             close_error = exc
         _write_status(cfg.status_file, {"t": time.time(), "pid": os.getpid(), **sink.status()})
-    error = query.exception() or acks.error or close_error
+    error = query.exception() or acks.error or close_error or sink.service_error()
     if error is not None:
         status = "error"
     history.record("driver_stop", status=status, error=str(error) if error else None)
     stop_session(spark)
-    if status == "ok":
-        return 0
+    return 0 if status == "ok" else exit_code(close_error, sink.service_error())
+
+
+def exit_code(close_error: BaseException | None, service_error: BaseException | None) -> int:
+    """A failed driver's exit code (harness/pipeline/config.py says what each means)."""
     # close() waits on every ACK's commit: a refused one surfaces there, whenever it was
     # refused, even if the query died of it first.
-    return COMMIT_REFUSED_EXIT if isinstance(close_error, CommitFailedError) else FAILED_EXIT
+    if isinstance(close_error, CommitFailedError):
+        return COMMIT_REFUSED_EXIT
+    if isinstance(service_error, FencedError):  # a zombie's table service: fencing at work
+        return FENCED_EXIT
+    return FAILED_EXIT if service_error is None else TABLE_SERVICE_FAILED_EXIT
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ from harness.faults.kinds import STORAGE_KINDS, FaultKind
 from harness.faults.storage import StorageFaults
 from harness.history import HistoryWriter
 from harness.pipeline.compaction import CompactionService
-from harness.pipeline.config import DriverConfig
+from harness.pipeline.config import FENCED_EXIT, DriverConfig
 from harness.pipeline.engine_task import TaskConfig, write_with_engine
 from harness.pipeline.raw_sink import TASK_RESULT_SCHEMA
 from harness.pipeline.routing import RouteConfig, needs_routing, route_by_file_group, route_values
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 COORDINATOR_STATE_DIR = ".hoodie/.stream/coordinator"
 WRITER_STATE_DIR = ".hoodie/.stream/writers"
 DRAIN_TIMEOUT_S = 60.0
-FENCED_EXIT = 4  # the driver's exit code when a newer coordinator fenced it out
 
 
 class CommitTally:
@@ -256,6 +255,11 @@ class EngineSink:
             "rows_committed": self.tally.rows_committed,
             "committed_offset": self.tally.committed_offset,
         }
+
+    def service_error(self) -> BaseException | None:
+        """The error of the first table service (compaction, clean, archival) that raised."""
+        services = (self.compaction, self.services)
+        return next((s.error for s in services if s is not None and s.error is not None), None)
 
     def close(self) -> None:
         deadline = time.time() + DRAIN_TIMEOUT_S

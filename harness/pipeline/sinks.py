@@ -20,6 +20,7 @@ class Sink(Protocol):
     def checkpoint_complete(self, batch_id: int, info: dict) -> None: ...
     def settled(self) -> bool: ...
     def status(self) -> dict: ...
+    def service_error(self) -> BaseException | None: ...
     def close(self) -> None: ...
 
 
@@ -67,6 +68,9 @@ class RawParquetSink:
                 "rows_committed": self._rows_committed,
                 "committed_offset": self._committed_offset,
             }
+
+    def service_error(self) -> BaseException | None:
+        return None  # no table services: files and Spark's checkpoint only
 
     def close(self) -> None:
         pass

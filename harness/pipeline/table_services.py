@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 
+from engine.errors import FencedError
 from engine.table import Table, cleaning
 from harness.history import HistoryWriter
 
@@ -59,9 +60,13 @@ class TableServices(threading.Thread):
     def _cycle(self) -> bool:
         try:
             self.run_once()
-        except Exception as exc:  # recorded: the driver goes on (a zombie's ends here)
+        except Exception as exc:  # recorded; the driver stops on it (a zombie's: fenced)
             self.error = exc
-            self.history.record("table_service_failed", error=f"{type(exc).__name__}: {exc}")
+            self.history.record(
+                "table_service_failed",
+                error=f"{type(exc).__name__}: {exc}",
+                fenced=isinstance(exc, FencedError),
+            )
             return False
         return True
 

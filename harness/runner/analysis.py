@@ -84,6 +84,7 @@ def analyse_run(
     on_phase("analysing: reading the history")
     events, history_problems = load_events(paths.history)
     series = read_series(paths.history)
+    error = error or table_service_failure(events)
     checks: dict[str, Any] = {}
     if error is None:
         try:
@@ -105,6 +106,18 @@ def analyse_run(
     return assemble_result(
         scenario, paths, run_id, variant, error, checks, events, series, environment_
     )
+
+
+def table_service_failure(events: list[dict[str, Any]]) -> str | None:
+    """A compaction, clean or archival that raised in a driver nobody had fenced: the run
+    did not run the table services it claims, whatever its last driver did after (a
+    fenced zombie's failure is fencing at work)."""
+    kinds = (Kind.COMPACTION_FAILED, Kind.TABLE_SERVICE_FAILED)
+    failed = [e for e in events if e["kind"] in kinds and not e.get("fenced")]
+    if not failed:
+        return None
+    first = failed[0]
+    return f"a table service failed ({first['kind']}: {first.get('error')}); see history"
 
 
 def assemble_result(

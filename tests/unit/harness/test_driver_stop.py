@@ -8,7 +8,16 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from harness.pipeline.config import COMMIT_REFUSED_EXIT, FAILED_EXIT
+from engine.errors import FencedError
+from engine.stream.errors import CommitFailedError
+from harness.pipeline.config import (
+    COMMIT_REFUSED_EXIT,
+    FAILED_EXIT,
+    FENCED_EXIT,
+    TABLE_SERVICE_FAILED_EXIT,
+)
+from harness.pipeline.driver import exit_code
+from harness.runner.analysis import table_service_failure
 from harness.runner.run import stop_error
 
 LOG = Path("/runs/r/logs/driver-1.log")
@@ -24,3 +33,23 @@ def test_any_other_exit_is_the_runs_failure_naming_the_log() -> None:
     for code in (1, FAILED_EXIT, -signal.SIGKILL, None):
         error = stop_error(code, LOG)
         assert error is not None and str(LOG) in error and f"exit {code}" in error
+
+
+def test_a_table_service_that_raised_fails_the_driver_with_its_own_code() -> None:
+    assert exit_code(None, None) == FAILED_EXIT
+    assert exit_code(None, OSError("clean: delete failed")) == TABLE_SERVICE_FAILED_EXIT
+    assert exit_code(None, FencedError("a newer epoch")) == FENCED_EXIT  # a zombie's
+    assert exit_code(CommitFailedError("torn"), OSError("x")) == COMMIT_REFUSED_EXIT
+    assert "exit 6" in str(stop_error(TABLE_SERVICE_FAILED_EXIT, LOG))
+
+
+def test_a_table_service_failure_makes_the_run_unknown_unless_a_fence_caused_it() -> None:
+    def failed(kind: str, fenced: bool) -> dict:
+        return {"t": 1.0, "kind": kind, "src": "driver", "error": "OSError: x", "fenced": fenced}
+
+    assert table_service_failure([]) is None
+    assert table_service_failure([failed("table_service_failed", True)]) is None
+    error = table_service_failure(
+        [failed("compaction_failed", True), failed("table_service_failed", False)]
+    )
+    assert error is not None and "table_service_failed: OSError: x" in error

@@ -65,3 +65,22 @@ def test_pulls_and_time_travel_are_complete_across_the_archive_boundary(tmp_path
     assert fresh.incremental(None, done[-1]).num_rows == 60
     assert fresh.incremental(done[1], done[4]).num_rows == 30  # archived and active instants
     assert fresh.as_of(done[2]).num_rows == 30
+
+
+def test_a_cycle_that_raises_is_recorded_and_stops_the_service(tmp_path, monkeypatch):
+    """The driver's main loop stops on `error` (harness/pipeline/driver.py): a table service
+    that raised must never leave the driver streaming on with it dead."""
+    table = new_table(tmp_path)
+    history = HistoryWriter(tmp_path / "history", "driver")
+    services = TableServices(table, 3600.0, history, archive_keep=1, clean_retain_commits=1)
+
+    def clean(*_args):
+        raise OSError("delete refused")
+
+    monkeypatch.setattr(cleaning, "clean", clean)
+    services.start()
+    services.stop()  # its last cycle raises
+    assert isinstance(services.error, OSError)
+    (failed,) = read_events(tmp_path / "history")
+    assert failed["kind"] == "table_service_failed" and failed["fenced"] is False
+    assert "delete refused" in failed["error"]
