@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 from engine.clock import AdjustableClock, SystemClock
@@ -121,8 +122,7 @@ class DriverFaults(FaultRecorder):
             # the count again.
             if not self.fired.take(o.label, fault.count):
                 continue
-            if isinstance(fault, DropAck):
-                self._record(o, checkpoint_id=batch_id)
+            if isinstance(fault, DropAck):  # recorded once a later ACK is handled (below)
                 self.history.record("ack", checkpoint_id=batch_id, action="dropped")
                 return
             if isinstance(fault, DelayAck):
@@ -135,10 +135,17 @@ class DriverFaults(FaultRecorder):
                 o, batch_id, notify, STALE_REPLAY_AFTER_S, replay_after_s=STALE_REPLAY_AFTER_S
             )
         # Every drop fault due now has had all its hits (else this ACK was dropped above):
-        # this delivery is the one that must subsume them.
-        for o in self._due(DropAck):
-            self.fired.mark(ack_followed(o.label))
-        notify(batch_id)
+        # this delivery is the one that must subsume them. The fault counts as applied once
+        # the coordinator has handled it: what it did then is what the checks judge.
+        followed = [o for o in self._due(DropAck) if self.fired.mark(ack_followed(o.label))]
+        delivered_s = self.elapsed()
+        ack = notify(batch_id)
+        for o in followed:
+            ack.add_done_callback(partial(self._drop_followed, o, batch_id, delivered_s))
+
+    def _drop_followed(self, o: Occurrence[Any], batch_id: int, at_s: float, done: Future) -> None:
+        dropped = int(o.fault.count)
+        self._ack_handled(o, batch_id, at_s, at_s, done, dropped=dropped, subsumed_by=batch_id)
 
     def _deliver_later(
         self, o: Occurrence[Any], batch_id: int, notify: Notify, after_s: float, **evidence: Any
@@ -156,7 +163,7 @@ class DriverFaults(FaultRecorder):
                 delivered_s = self.elapsed()
                 ack = notify(batch_id)
             ack.add_done_callback(
-                lambda done: self._ack_handled(o, batch_id, held_s, delivered_s, done, evidence)
+                lambda done: self._ack_handled(o, batch_id, held_s, delivered_s, done, **evidence)
             )
 
         timer = self.make_timer(after_s, deliver)
@@ -174,7 +181,7 @@ class DriverFaults(FaultRecorder):
         held_s: float,
         delivered_s: float,
         done: Future,
-        evidence: dict[str, Any],
+        **evidence: Any,
     ) -> None:
         if done.cancelled():
             return

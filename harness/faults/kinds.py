@@ -122,7 +122,11 @@ PARTS: dict[FaultKind, FaultPart] = {
         ),
     ),
     FaultKind.DROP_ACK: _ack(
-        "the ACK is withheld (an `ack` event with action dropped; the next ACK must subsume it)",
+        "the coordinator has handled the ACK delivered after all `count` were withheld (each "
+        "withheld one an `ack` event with action dropped; that later ACK must subsume them)",
+        "dropped",
+        "subsumed_by",
+        *_HANDLED,
     ),
     FaultKind.DELAY_ACK: _ack(
         "the coordinator has handled the late ACK (a run that ends first records nothing)",

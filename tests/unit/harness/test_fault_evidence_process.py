@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -32,20 +33,37 @@ def _events(tmp_path: Path, kind: str = "fault") -> list[dict[str, Any]]:
 # -- drop_ack ---------------------------------------------------------------------------
 
 
-def test_a_drop_is_recorded_with_the_ack_it_withheld_and_only_then(tmp_path: Path) -> None:
-    drop = occurrence("drop_ack", 0, 10.0, 10.0, "coordinator", {"count": 1})
+def test_a_drop_is_recorded_once_the_ack_after_it_was_handled(tmp_path: Path) -> None:
+    drop = occurrence("drop_ack", 0, 10.0, 10.0, "coordinator", {"count": 2})
     history = HistoryWriter(tmp_path / "history", "driver")
     faults = DriverFaults([drop], RunClock(t0=time.time() - 5), history, FiredLog(tmp_path))
-    delivered: list[int] = []
-    faults.deliver_ack(1, delivered.append)  # before at_s: delivered, nothing recorded
-    assert delivered == [1] and _events(tmp_path) == []
+    delivered: dict[int, Future] = {}
+
+    def notify(batch_id: int) -> Future:
+        delivered[batch_id] = Future()
+        return delivered[batch_id]
+
+    faults.deliver_ack(1, notify)  # before at_s: delivered, nothing recorded
+    assert list(delivered) == [1] and _events(tmp_path) == []
     faults.clock = RunClock(t0=time.time() - 11)  # the drop is due, but no ACK came yet
-    assert _events(tmp_path) == []
-    faults.deliver_ack(2, delivered.append)
-    faults.deliver_ack(3, delivered.append)  # count 1: the next one goes through
-    assert delivered == [1, 3]
+    faults.deliver_ack(2, notify)
+    faults.deliver_ack(3, notify)  # the second and last withheld
+    assert list(delivered) == [1] and _events(tmp_path) == []  # withheld is not applied yet
+    faults.deliver_ack(4, notify)  # the one that must subsume them
+    assert list(delivered) == [1, 4] and _events(tmp_path) == []  # not handled yet
+    delivered[4].set_result(["20261201000000002", "20261201000000003", "20261201000000004"])
     [fault] = _events(tmp_path)
-    assert fault["fault_kind"] == "drop_ack" and fault["evidence"]["checkpoint_id"] == 2
+    assert fault["fault_kind"] == "drop_ack" and fault["applied"] is True
+    evidence = fault["evidence"]
+    assert (evidence["dropped"], evidence["subsumed_by"], evidence["coordinator"]) == (
+        2,
+        4,
+        "committed",
+    )
+    assert len(evidence["committed"]) == 3
+    faults.deliver_ack(5, notify)
+    delivered[5].set_result(["20261201000000005"])
+    assert len(_events(tmp_path)) == 1  # once
 
 
 # -- coordinator_pause --------------------------------------------------------------------

@@ -6,6 +6,7 @@ forced by the calls the driver would make."""
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,16 @@ def test_dropped_acks_settle_only_once_a_later_ack_was_delivered(tmp_path: Path)
     history = HistoryWriter(tmp_path / "history", "driver")
     faults = DriverFaults([drop], RunClock(t0=time.time() - 9), history, fired)
     delivered: list[int] = []
+
+    def notify(batch_id: int) -> Future:
+        delivered.append(batch_id)
+        return Future()
+
     assert unsettled([drop], fired, run_s=24.0) == [drop.label]  # no batch came yet
-    faults.deliver_ack(1, delivered.append)
-    faults.deliver_ack(2, delivered.append)
+    faults.deliver_ack(1, notify)
+    faults.deliver_ack(2, notify)
     assert delivered == [] and unsettled([drop], fired, run_s=24.0) == [drop.label]
-    faults.deliver_ack(3, delivered.append)  # the ACK that subsumes both
+    faults.deliver_ack(3, notify)  # the ACK that subsumes both
     assert delivered == [3] and unsettled([drop], fired, run_s=24.0) == []
 
 
