@@ -100,8 +100,17 @@ PARTS: dict[FaultKind, FaultPart] = {
         ("runner", "driver"),
         Evidence(
             "the runner",
-            "the old driver shows as stopped in /proc (its successor is started)",
-            ("paused_pid", "new_pid", "state", "point (when given)", "point_from (random)"),
+            "the old driver, seen stopped in /proc while its successor started, runs again "
+            "after the successor committed (a zombie the run ended before resuming: none)",
+            (
+                "paused_pid",
+                "new_pid",
+                "state",
+                "resumed_state",
+                "resumed_s",
+                "point (when given)",
+                "point_from (random)",
+            ),
         ),
     ),
     FaultKind.BATCH_WRITER_PAUSE: FaultPart(

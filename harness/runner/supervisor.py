@@ -8,13 +8,14 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.faults.crash import record_coordinator_crashes
 from harness.faults.evidence import record_fault
 from harness.faults.fired import FiredLog, pause_reached, pause_resumed
-from harness.faults.observe import wait_stopped
+from harness.faults.observe import wait_resumed, wait_stopped
 from harness.faults.schedule import Occurrence, of_kind
 from harness.faults.worker_faults import WorkerFaults
 from harness.history import HistoryWriter
@@ -23,8 +24,18 @@ from harness.scenario.faults import CoordinatorCrash, CoordinatorPause
 
 MAX_RESTARTS = 10
 ZOMBIE_GRACE_S = 8.0  # how long a resumed zombie driver runs before it is reaped
-# A paused driver, its pause and when (elapsed s) it may resume.
-_Zombie = tuple[DriverProcess, Occurrence[CoordinatorPause], float]
+
+
+@dataclass(frozen=True)
+class _Zombie:
+    """A paused driver, its pause, when (elapsed s) it may resume, and what was seen when
+    it was stopped (the fault's evidence once it resumed)."""
+
+    process: DriverProcess
+    pause: Occurrence[CoordinatorPause]
+    resume_at: float
+    paused_at: float
+    seen: dict[str, Any]
 
 
 class Supervisor:
@@ -84,12 +95,12 @@ class Supervisor:
             if self._pause_due(pause, elapsed) and self.fired.mark(pause.label):
                 self._pause(pause, elapsed)
         self.worker_faults.step(elapsed)
-        for zombie, o, resume_at in list(self._zombies):
+        for zombie in list(self._zombies):
             # Resume the zombie only once its successor has recovered and committed: the
             # point is a stale coordinator acting after the new one took over.
-            if elapsed >= resume_at and self._successor_committed():
-                self._zombies.remove((zombie, o, resume_at))
-                self._resume_then_reap(zombie, o)
+            if elapsed >= zombie.resume_at and self._successor_committed():
+                self._zombies.remove(zombie)
+                self._resume_then_reap(zombie)
 
     def settling(self) -> bool:
         """A paused driver still waits for its successor's first commit, or a resumed one is
@@ -125,20 +136,26 @@ class Supervisor:
         self.restarts += 1
         self.driver = self._new_driver()
         pid = self.driver.start()
-        self._zombies.append((old, o, elapsed + o.fault.duration_s))
         point = {"point": o.fault.point} if o.fault.point else {}
-        if state is not None:  # recorded only once the old driver shows as stopped
-            record_fault(
-                self.history, o, elapsed, paused_pid=old_pid, new_pid=pid, state=state, **point
-            )
+        seen = {"paused_pid": old_pid, "new_pid": pid, "state": state, **point}
+        self._zombies.append(_Zombie(old, o, elapsed + o.fault.duration_s, elapsed, seen))
 
-    def _resume_then_reap(self, zombie: DriverProcess, o: Occurrence[CoordinatorPause]) -> None:
+    def _resume_then_reap(self, zombie: _Zombie) -> None:
+        """SIGCONT the zombie; the pause counts as applied only now (a stale coordinator
+        running after its successor committed is what it tests), and only if the old
+        driver had shown as stopped and now runs again."""
+        o = zombie.pause
         self.fired.mark(pause_resumed(o.label))  # a driver held at a seam goes on
-        pid = zombie.signal_group(signal.SIGCONT)
+        pid = zombie.process.signal_group(signal.SIGCONT)
         self.history.record("driver_resumed", pid=pid, label=o.label)
-        timer = threading.Timer(ZOMBIE_GRACE_S, zombie.kill)
+        resumed = wait_resumed(pid)
+        if zombie.seen["state"] is not None and resumed is not None:
+            elapsed = time.time() - self.t0 if self.t0 is not None else zombie.paused_at
+            evidence = {**zombie.seen, "resumed_state": resumed, "resumed_s": round(elapsed, 3)}
+            record_fault(self.history, o, zombie.paused_at, **evidence)
+        timer = threading.Timer(ZOMBIE_GRACE_S, zombie.process.kill)
         timer.start()
-        self._reaping.append((timer, zombie))
+        self._reaping.append((timer, zombie.process))
 
     def stop(self, timeout_s: float, hurry: Callable[[], bool] = lambda: False) -> int | None:
         """Ask the live driver to stop (SIGKILL after timeout_s, or once `hurry()`); reap
@@ -150,10 +167,10 @@ class Supervisor:
         else:
             self._driver_exited(code)  # a crash fault may have hit it while stopping
         self.driver.kill_group()
-        for timer, zombie in self._reaping:
+        for timer, resumed in self._reaping:
             timer.cancel()
-            zombie.kill()
-        for zombie, *_ in self._zombies:
-            zombie.kill()
+            resumed.kill()
+        for paused in self._zombies:
+            paused.process.kill()
         reap_drivers(self.logs)  # a driver lost track of (a signal mid-restart or mid-pause)
         return code

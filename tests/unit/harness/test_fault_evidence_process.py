@@ -6,6 +6,7 @@ forced (a stand-in cluster whose status the test sets, a stopped check that says
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from concurrent.futures import Future
 from pathlib import Path
@@ -87,7 +88,7 @@ def test_a_pause_the_driver_never_showed_is_not_recorded(
     assert _events(tmp_path) == []
 
 
-def test_a_pause_is_recorded_once_the_old_driver_shows_as_stopped(
+def test_a_pause_is_recorded_once_the_zombie_resumed_after_its_successor_committed(
     supervisor: Supervisor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[int] = []
@@ -95,16 +96,38 @@ def test_a_pause_is_recorded_once_the_old_driver_shows_as_stopped(
 
     def wait_stopped(pid: int) -> str | None:
         seen.append(pid)
-        assert _events(tmp_path) == []  # nothing recorded before the stop is seen
         return real(pid)
 
     monkeypatch.setattr(supervisor_module, "wait_stopped", wait_stopped)
     zombie = supervisor.driver
     supervisor.tick()
+    assert seen == [zombie.pid] and _events(tmp_path) == []  # stopped: not applied yet
+    successor = supervisor.driver
+    supervisor.t0 = time.time() - 40  # the pause's 30 s are over ...
+    supervisor.tick()
+    assert _events(tmp_path) == []  # ... but the successor has committed nothing yet
+    status = {"pid": successor.pid, "rows_committed": 10}
+    (tmp_path / "status.json").write_text(json.dumps(status))
+    supervisor.tick()
     [fault] = _events(tmp_path)
-    assert seen == [zombie.pid] and fault["evidence"]["paused_pid"] == zombie.pid
-    assert fault["evidence"]["state"] in ("T", "t")
-    assert fault["evidence"]["new_pid"] == supervisor.driver.pid != zombie.pid
+    evidence = fault["evidence"]
+    assert evidence["paused_pid"] == zombie.pid and evidence["state"] in ("T", "t")
+    assert evidence["new_pid"] == successor.pid != zombie.pid
+    assert evidence["resumed_state"] not in ("T", "t") and evidence["resumed_s"] >= 40
+    assert fault["start_s"] < evidence["resumed_s"]  # the pause began when it was stopped
+
+
+def test_a_zombie_that_never_showed_as_stopped_is_not_recorded_when_resumed(
+    supervisor: Supervisor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(supervisor_module, "wait_stopped", lambda pid: None)
+    supervisor.tick()
+    supervisor.t0 = time.time() - 40
+    status = {"pid": supervisor.driver.pid, "rows_committed": 10}
+    (tmp_path / "status.json").write_text(json.dumps(status))
+    supervisor.tick()
+    assert [e["kind"] for e in read_events(tmp_path / "history")].count("driver_resumed") == 1
+    assert _events(tmp_path) == []
 
 
 # -- worker_kill, worker_pause ----------------------------------------------------------
