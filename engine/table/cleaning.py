@@ -61,25 +61,30 @@ def _plan(table: TableOps, retain_commits: int) -> dict[str, Any] | None:
     if boundary <= (retained_from(table) or ""):
         return None  # cleaned up to there already
     at_boundary = table.catalog.view(as_of=boundary)
-    needed = latest_files(at_boundary)
     planned = {  # a pending compaction reads the slice it planned
         name
         for c in timeline.pending("compaction")
         for entry in timeline.read_metadata(c.with_state(REQUESTED)).compaction_plan or []
         for name in ([entry["base"]] if entry.get("base") else []) + list(entry.get("logs", []))
     }
-    files = sorted(
-        f.name
-        for group in at_boundary.groups.values()
-        for s in group.slices
-        for f in _slice_files(s.base, s.logs)
-        if f.name not in needed and f.name not in planned
-    )
+    files = sorted(superseded_files(at_boundary) - planned)
     return {"retain_commits": retain_commits, "earliest_retained": boundary, "files": files}
 
 
 def _slice_files(base: DataFile | None, logs: list[DataFile]) -> list[DataFile]:
     return ([base] if base is not None else []) + list(logs)
+
+
+def superseded_files(view: FileSystemView) -> set[str]:
+    """The files of `view` a read of it does not read: every slice but each group's latest."""
+    needed = latest_files(view)
+    return {
+        f.name
+        for group in view.groups.values()
+        for s in group.slices
+        for f in _slice_files(s.base, s.logs)
+        if f.name not in needed
+    }
 
 
 def latest_files(view: FileSystemView) -> set[str]:
@@ -131,5 +136,5 @@ def in_window(table: TableOps, point: str | None) -> bool:
 
 
 def cleaned_files(table: TableOps) -> set[str]:
-    """Every file a clean on the timeline deleted or is deleting."""
+    """Every file a clean on the timeline deleted or is deleting (its plans say so)."""
     return {name for plan in _plans(table) for name in plan.get("files", [])}

@@ -12,7 +12,7 @@ import pyarrow.fs as pafs
 from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from hudi import __version__ as hudi_version
 
-from engine.table import Table, cleaning
+from engine.table import Table
 from engine.timeline.instant import DATA_ACTIONS
 from harness.checks.hudi_reader import (
     NAME,
@@ -122,13 +122,14 @@ def completed_instants(table: Table) -> list[Completed]:
     ]
 
 
-def group_keys(table: Table) -> Callable[[Completed, str], pa.Array | None]:
+def group_keys(
+    table: Table, cleaned: frozenset[str]
+) -> Callable[[Completed, str], pa.Array | None]:
     """keys(instant, group): the keys an instant wrote into a file group, None if it wrote
-    none there or the cleaner deleted its files there (by design: no compared read holds
-    their rows, and reading them fails)."""
+    none there or its files there are ones a clean may have deleted (`cleaned`: by design,
+    no compared read holds their rows, and reading them fails)."""
     key = table.config.key_field
     by_time = {i.requested_time: i for i in table.timeline.completed(include_archived=True)}
-    cleaned = cleaning.cleaned_files(table)
 
     def keys(instant: Completed, group: str) -> pa.Array | None:
         files = table.catalog.files_of(by_time[instant.requested])
@@ -142,10 +143,12 @@ def group_keys(table: Table) -> Callable[[Completed, str], pa.Array | None]:
     return keys
 
 
-def misfiled_keys(table: Table, instants: list[Completed]) -> list[Misfiled]:
+def misfiled_keys(
+    table: Table, instants: list[Completed], cleaned: frozenset[str]
+) -> list[Misfiled]:
     """The keys of archived log writes hudi-rs files under an older slice than the engine
     (harness/checks/hudi_reader.py, "Archived log writes")."""
-    keys = group_keys(table)
+    keys = group_keys(table, cleaned)
     out = []
     for log, group, straddled, absorbed in misfiled_logs(instants):
         written = keys(log, group)
@@ -154,10 +157,12 @@ def misfiled_keys(table: Table, instants: list[Completed]) -> list[Misfiled]:
     return out
 
 
-def contested_keys(table: Table, instants: list[Completed]) -> list[Contested]:
+def contested_keys(
+    table: Table, instants: list[Completed], cleaned: frozenset[str]
+) -> list[Contested]:
     """Per file group, the keys both instants of a crossed pair wrote there (the two readers
     keep different versions of them: harness/checks/hudi_reader.py, "Merge order")."""
-    keys = group_keys(table)
+    keys = group_keys(table, cleaned)
     out = []
     for early, late, groups in crossed_pairs(instants):
         for g in groups:
@@ -170,10 +175,12 @@ def contested_keys(table: Table, instants: list[Completed]) -> list[Contested]:
     return out
 
 
-def check_table(table: Table) -> CheckResult:
+def check_table(table: Table, window_from: str | None, cleaned: frozenset[str]) -> CheckResult:
     """hudi_reader on an engine table. hudi-rs failing to open a table whose properties
     name a Hudi table version is `invalid` (the engine writes Hudi tables, which every Hudi
-    reader must open); a table without one is not in Hudi's format at all: `unknown`."""
+    reader must open); a table without one is not in Hudi's format at all: `unknown`.
+    `window_from`, `cleaned`: the cleaner's window as the judge recomputed it (harness/
+    checks/retention.py) and the files a clean may have deleted."""
     key = table.config.key_field
     columns = compared_columns(table.schema, key)
     version = hudi_table_version(table)
@@ -204,8 +211,8 @@ def check_table(table: Table) -> CheckResult:
         key,
         READER,
         read_limits(table.stored_rows()),
-        cleaning.retained_from(table),
-        contested_keys(table, instants),
-        misfiled_keys(table, instants),
+        window_from,
+        contested_keys(table, instants, cleaned),
+        misfiled_keys(table, instants, cleaned),
     )
     return CheckResult(NAME, result.verdict, {"table_version": version, **result.evidence})

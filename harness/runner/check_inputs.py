@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow.compute as pc
 
-from engine.table import Table, cleaning
+from engine.table import Table
 from harness.checks import (
     CheckResult,
     bank,
@@ -22,6 +22,7 @@ from harness.checks import (
     unique_keys,
 )
 from harness.checks.hudi_rs import check_table as hudi_reader
+from harness.checks.retention import excused, in_window
 from harness.history_events import Kind
 from harness.pipeline.events import OPENING_BALANCE, upsert_keys
 from harness.pipeline.session import local_master
@@ -107,7 +108,7 @@ def _isolation_inputs(
             continue
         seen.add(key)
         point = r.get("as_of") if r["read_kind"] == "as_of" else r.get("begin")
-        if not cleaning.in_window(table, point):
+        if not in_window(final.retention.start, point):
             out_of_window.append(r)  # a clean since deleted what it read: not repeatable
             continue
         repeated.append(
@@ -192,7 +193,13 @@ class Inputs:
 
     @property
     def failed_reads(self) -> list[dict[str, Any]]:
-        return _of_kind(self.events, Kind.READ_ERROR)
+        """Every read that raised, but those out of the cleaner's window as the judge
+        recomputes it that failed on a file a clean was allowed to delete (the reader's own
+        `read_out_of_window` label is not taken on trust)."""
+        window = self.final.retention
+        late = _of_kind(self.events, Kind.READ_OUT_OF_WINDOW)
+        unexcused = [r for r in late if not excused(r, window.start, window.deletable)]
+        return [*_of_kind(self.events, Kind.READ_ERROR), *unexcused]
 
 
 # What a check needs: the engine's table (not the raw_parquet ceiling), the whole final
@@ -229,7 +236,8 @@ def _isolation_check(i: Inputs) -> CheckResult:
 
 
 def _bank_check(i: Inputs) -> CheckResult:
-    sweep = sweep_reads(_engine_table(i.final), random.Random(i.scenario.seed))
+    window_from = i.final.retention.start
+    sweep = sweep_reads(_engine_table(i.final), random.Random(i.scenario.seed), window_from)
     accounts = i.scenario.source.accounts
     return bank([*i.reads, *sweep], accounts * OPENING_BALANCE, accounts, i.failed_reads)
 
@@ -252,7 +260,9 @@ CHECKS: dict[str, Check] = {
         Check(
             "hudi_reader",
             frozenset({"engine_table"}),
-            lambda i: hudi_reader(_engine_table(i.final)),
+            lambda i: hudi_reader(
+                _engine_table(i.final), i.final.retention.start, i.final.retention.deletable
+            ),
         ),
     )
 }

@@ -14,6 +14,7 @@ from engine.layout.file_names import data_file
 from engine.table import Table, cleaning
 from engine.timeline.instant import Instant
 from engine.timeline.sequence import StoredLastGenerated, generated_times
+from harness.checks.retention import clean_boundaries, window_start
 from harness.pipeline.checkpoints import read_checkpoint
 from harness.pipeline.events import SCHEMA
 from harness.runner.rundir import RunPaths
@@ -22,11 +23,22 @@ from harness.scenario import Scenario
 READ_COLUMNS = ["id", "event_id", "account", "amount"]
 
 
+@dataclass(frozen=True)
+class Retention:
+    """The cleaner's window as the judge recomputes it (harness/checks/retention.py): where
+    it starts, and the files some clean was allowed to delete (superseded as of a clean's
+    boundary, and in no latest slice now)."""
+
+    start: str | None = None
+    deletable: frozenset[str] = frozenset()
+
+
 @dataclass
 class FinalState:
     read_rows: Callable[[], pa.Table]  # the latest snapshot (stream rows have event_id >= 0)
     table: Table | None = None  # None for the raw_parquet sink
     instants: list[dict[str, Any]] = field(default_factory=list)
+    retention: Retention = field(default_factory=Retention)
     orphan_files: list[str] = field(default_factory=list)
     # The generation sequence's final record: {"time", "seq"}, {"error"}, or None if absent.
     last_generated: dict[str, Any] | None = None
@@ -94,15 +106,37 @@ def _cow_bases(table: Table, instant: Instant) -> list[dict[str, Any]]:
     return out
 
 
-def _timeline_instants(table: Table) -> list[dict[str, Any]]:
+def retention_of(table: Table, retain_commits: int) -> Retention:
+    """The cleaner's window of `table` under `retain_commits`, recomputed."""
+    timeline = table.timeline.reload()
+    rolled_back = timeline.rolled_back()
+    listed = [
+        {
+            "requested": i.requested_time,
+            "completed": i.completion_time,
+            "action": i.action,
+            "state": i.state,
+            "rolled_back": i.requested_time in rolled_back,
+        }
+        for i in timeline.instants() + timeline.completed(include_archived=True)
+    ]
+    boundaries = clean_boundaries(listed, retain_commits)
+    superseded = set().union(
+        *(cleaning.superseded_files(table.catalog.view(as_of=b)) for b in boundaries)
+    )
+    latest = cleaning.latest_files(table.view())
+    return Retention(window_start(boundaries), frozenset(superseded - latest))
+
+
+def _timeline_instants(
+    table: Table, deletable: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """`deletable`: files a clean may have deleted (gone by design; none by default)."""
     timeline = table.timeline.reload()
     rolled_back = timeline.rolled_back()
     # Two completed files for one requested time: the instant was committed twice.
     duplicated = timeline.duplicated_times()
     completions = {t: len(v) for t, v in duplicated.items()}
-    # A clean deleted superseded slices: gone by design, unless a latest slice (which no
-    # clean may touch) is among them.
-    cleaned = cleaning.cleaned_files(table) - cleaning.latest_files(table.view())
     out = []
     for instant in timeline.instants() + timeline.completed(include_archived=True):
         generated = _generated(table, instant)
@@ -113,7 +147,7 @@ def _timeline_instants(table: Table) -> list[dict[str, Any]]:
             missing = [
                 f.name
                 for f in table.catalog.files_of(instant)
-                if f.name not in cleaned and not table.storage.exists(f.name)
+                if f.name not in deletable and not table.storage.exists(f.name)
             ]
         out.append(
             {
@@ -140,10 +174,12 @@ def read_final_state(scenario: Scenario, paths: RunPaths) -> FinalState:
     if scenario.engine.sink == "raw_parquet":
         return FinalState(read_rows=lambda: _raw_rows(paths))
     table = Table.open(str(paths.table), writer_id="checker")
+    window = retention_of(table, scenario.table.services.clean_retain_commits)
     return FinalState(
         read_rows=lambda: table.snapshot(columns=READ_COLUMNS),
         table=table,
-        instants=_timeline_instants(table),
+        retention=window,
+        instants=_timeline_instants(table, window.deletable),
         orphan_files=[f.name for f in table.orphan_files()],
         last_generated=_last_generated(table),
     )

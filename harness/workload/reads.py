@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.clock import format_instant, parse_instant
-from engine.table import Table, cleaning
+from engine.table import Table
 from harness.checks import fingerprint
 
 COLUMNS = ["id", "event_id", "account", "amount"]
@@ -78,14 +78,16 @@ def _point_in_time(table: Table, bound: str | None) -> str | None:
     return min(bound, latest)
 
 
-def sweep_reads(table: Table, rng: random.Random, points: int = SWEEP_POINTS) -> list[dict]:
+def sweep_reads(
+    table: Table, rng: random.Random, window_from: str | None, points: int = SWEEP_POINTS
+) -> list[dict]:
     """The reads the bank check makes of the final table: a snapshot, an as-of read at the
     completion time of every completed instant (evenly thinned to `points`), as many at
     random times between them, and the incremental pull between each two neighbours. All
-    inside the cleaner's retention window (engine/table/cleaning.py): before it, files may
-    be gone by design."""
+    inside the cleaner's retention window as the judge recomputed it (`window_from`,
+    harness/checks/retention.py): before it, files may be gone by design."""
     table.timeline.reload()
-    boundary = cleaning.retained_from(table) or ""
+    boundary = window_from or ""
     times = sorted(
         {i.completed_at for i in table.timeline.completed(True) if i.completed_at >= boundary}
     )

@@ -21,14 +21,22 @@ from harness.workload import readers
 from harness.workload.readers import ReaderThread
 
 
-def isolation_of(tmp_path: Path, table: Table) -> dict[str, Any]:
-    """The isolation check through the runner, on the reader's history and the table."""
+def isolation_of(tmp_path: Path, table: Table, retain_commits: int = 2) -> dict[str, Any]:
+    """The isolation check through the runner, on the reader's history and the table, with
+    the cleaner's window recomputed under `retain_commits`."""
     path = tmp_path / "scenario.yaml"
     path.write_text("name: t\nchecks: [isolation]\n")
     events = read_events(tmp_path / "history")
     paths = RunPaths(root=tmp_path, table=tmp_path / "table")
-    (result,) = run_checks(load_scenario(path, []), events, _final(table), paths)
+    final = _final(table, retain_commits)
+    (result,) = run_checks(load_scenario(path, []), events, final, paths)
     return result.to_dict()
+
+
+def _cleaned_file(table: Table, as_of: str) -> str:
+    """A file a read as of `as_of` reads that the clean deleted (what the read failed on)."""
+    read = cleaning.latest_files(table.reload().catalog.view(as_of=as_of))
+    return sorted(read & cleaning.cleaned_files(table))[0]
 
 
 def fail_once(monkeypatch: pytest.MonkeyPatch, kind: str, error: Exception) -> None:
@@ -82,7 +90,7 @@ def test_a_read_out_of_the_window_stays_excused(
         if read_kind == "as_of":  # a clean moved past its point while it read
             _rewrites(table, 3)
             cleaning.clean(table, retain_commits=1)
-            raise FileNotFoundError("a cleaned base file")
+            raise FileNotFoundError(f"cannot open {_cleaned_file(table, kwargs['as_of'])}")
         return real(table, read_kind, **kwargs)
 
     monkeypatch.setattr(readers, "perform_read", cleaned_meanwhile)
@@ -90,9 +98,13 @@ def test_a_read_out_of_the_window_stays_excused(
     reader.table.close()
     kinds = [e["kind"] for e in read_events(tmp_path / "history")]
     assert "read_out_of_window" in kinds and "read_error" not in kinds
-    result = isolation_of(tmp_path, table)
+    result = isolation_of(tmp_path, table, retain_commits=1)
     assert result["verdict"] == "valid", result
     assert result["failed_reads"]["count"] == 0
+    # Judged under a configured retention of 5 commits, those cleans went too far: the
+    # failure is no longer excused, whatever the reader called it.
+    strict = isolation_of(tmp_path, table, retain_commits=5)
+    assert strict["verdict"] == "unknown" and strict["failed_reads"]["count"] == 1
 
 
 def test_a_snapshot_whose_version_a_clean_retired_while_it_read_is_excused(
@@ -112,7 +124,7 @@ def test_a_snapshot_whose_version_a_clean_retired_while_it_read_is_excused(
             raced.append(max(i.completed_at for i in loaded.timeline.completed()))
             _rewrites(table, 2)  # the writer's own handle: the reader's timeline stays loaded
             cleaning.clean(table, retain_commits=1)
-            raise FileNotFoundError("a base file of the loaded slice")
+            raise FileNotFoundError(f"cannot open {_cleaned_file(table, raced[0])}")
         return real(loaded, read_kind, **kwargs)
 
     monkeypatch.setattr(readers, "perform_read", retired_meanwhile)
@@ -122,7 +134,7 @@ def test_a_snapshot_whose_version_a_clean_retired_while_it_read_is_excused(
     assert event["as_of"] == raced[0]  # the version it had loaded
     reader.read_once()  # the next snapshot reads the new version: a failure there would count
     reader.table.close()
-    result = isolation_of(tmp_path, table)
+    result = isolation_of(tmp_path, table, retain_commits=1)
     assert result["verdict"] == "valid", result
 
 

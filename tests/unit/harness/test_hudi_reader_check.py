@@ -310,7 +310,7 @@ def test_a_table_outside_the_local_file_system_is_unknown():
 
     storage = SimpleNamespace(root="bucket/t", filesystem=object(), read_bytes=lambda p: b"")
     table = SimpleNamespace(config=SimpleNamespace(key_field="id"), schema=None, storage=storage)
-    r = check_table(table)  # type: ignore[arg-type]
+    r = check_table(table, None, frozenset())  # type: ignore[arg-type]
     assert r.verdict == "unknown" and "local tables only" in r.evidence["reason"]
 
 

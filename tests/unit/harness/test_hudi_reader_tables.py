@@ -20,6 +20,15 @@ from harness.checks.hudi_rs import (
     completed_instants,
     misfiled_keys,
 )
+from harness.checks.result import CheckResult
+from harness.runner.final_state import retention_of
+
+
+def judged(table: Table, retain_commits: int = 0) -> CheckResult:
+    """hudi_reader with the cleaner's window recomputed as the run's checks do, under the
+    retention the test's cleans were given."""
+    window = retention_of(table, retain_commits)
+    return check_table(table, window.start, window.deletable)
 
 
 def engine_rows(ids, values) -> pa.Table:
@@ -84,7 +93,7 @@ def written(request, tmp_path):
 
 
 def test_hudi_rs_agrees_with_the_engine_on_its_tables(written):
-    r = check_table(written.table)
+    r = judged(written.table)
     assert r.verdict == "valid", r.evidence
     assert r.evidence["time_travel"]["compared"] >= 4
     skipped = r.evidence["time_travel"]["skipped"]["items"]
@@ -135,7 +144,7 @@ def test_a_stray_file_hudi_rs_lists_makes_the_check_invalid(written):
     root = Path(table.storage.root)
     data = pq.read_table(root / base.name)
     pq.write_table(data, root / stray)
-    r = check_table(table)
+    r = judged(table)
     assert r.verdict == "invalid", r.evidence
     snapshot = r.evidence["disagreements"]["items"][0]
     assert snapshot["read"] == "snapshot"
@@ -147,10 +156,10 @@ def test_a_table_hudi_rs_cannot_open_is_invalid_once_it_claims_hudi(tmp_path):
     props = Path(w.table.storage.root) / ".hoodie" / "hoodie.properties"
     text = props.read_text()
     props.write_text(text.replace("hoodie.table.type=", "hoodie.table.type=NOT_A_TYPE_"))
-    r = check_table(w.table)
+    r = judged(w.table)
     assert r.verdict == "invalid" and "open_error" in r.evidence, r.evidence
     props.write_text("{}")  # no table version: not a Hudi table at all
-    r = check_table(w.table)
+    r = judged(w.table)
     assert r.verdict == "unknown" and "not a Hudi table" in r.evidence["reason"], r.evidence
     w.table.close()
 
@@ -168,7 +177,7 @@ def test_archived_and_cleaned_tables_compare_inside_the_retention_window(tmp_pat
             table.run_compaction(table.schedule_compaction())
     assert cleaning.clean(table, retain_commits=2) is not None
     assert table.archive(keep=3) > 0
-    r = check_table(table)
+    r = judged(table, retain_commits=2)
     table.close()
     assert r.verdict == "valid", r.evidence
     pulls = r.evidence["incremental"]["skipped"]["items"]
@@ -195,7 +204,7 @@ def test_archival_counts_commits_so_cleans_never_empty_the_active_timeline(tmp_p
     assert table.archive(keep=2) > 0
     active = table.timeline.completed()
     assert [i.action for i in active].count("commit") == 2, active
-    r = check_table(table)
+    r = judged(table, retain_commits=1)
     table.close()
     assert r.verdict == "valid", r.evidence
     assert r.evidence["snapshot_rows"] == 12
@@ -224,7 +233,7 @@ def test_archival_moves_a_prefix_in_requested_order(tmp_path):
     assert straddler.requested_time in active
     archived = [i.requested_time for i in table.timeline.archive.instants()]
     assert all(t < min(active) for t in archived), (archived, active)
-    r = check_table(table)
+    r = judged(table)
     table.close()
     other.close()
     assert r.verdict == "valid", r.evidence
@@ -252,7 +261,7 @@ def test_keys_two_writers_merge_in_crossed_order_are_skipped_the_rest_compared(t
     engine = EngineReads(table, columns).snapshot().to_pylist()
     assert {"id": 1, "v": 11} in hudi and {"id": 1, "v": 10} in engine  # the difference
 
-    r = check_table(table)
+    r = judged(table)
     assert r.verdict == "valid", r.evidence
     skipped = r.evidence["merge_order"]["skipped"]
     assert skipped["items"] == [
@@ -268,7 +277,7 @@ def test_keys_two_writers_merge_in_crossed_order_are_skipped_the_rest_compared(t
     base = next(f for f in table.data_files() if f.kind == "base")
     root = Path(table.storage.root)
     pq.write_table(pq.read_table(root / base.name), root / base.name.replace("fg-0000", "stray"))
-    r = check_table(table)
+    r = judged(table)
     table.close()
     assert r.verdict == "invalid", r.evidence
     snapshot = r.evidence["disagreements"]["items"][0]
@@ -296,7 +305,7 @@ def test_a_crossed_pair_whose_files_were_cleaned_contests_nothing(tmp_path):
     assert gone  # A's log was cleaned
     table.close()
     fresh = Table.open(str(tmp_path / "t"))  # as the runner opens it: nothing cached
-    r = check_table(fresh)
+    r = judged(fresh, retain_commits=1)
     fresh.close()
     assert r.verdict == "valid", r.evidence
 
@@ -325,7 +334,7 @@ def test_an_archived_log_write_is_left_out_where_hudi_rs_files_it_by_requested_t
     assert 100 not in hudi.snapshot().column("id").to_pylist()  # the reader difference
     assert 100 in EngineReads(table, columns).snapshot().column("id").to_pylist()
 
-    r = check_table(table)
+    r = judged(table)
     assert r.verdict == "valid", r.evidence["disagreements"]
     archived = r.evidence["archived_logs"]
     [item] = archived["skipped"]["items"]
@@ -333,14 +342,14 @@ def test_an_archived_log_write_is_left_out_where_hudi_rs_files_it_by_requested_t
     assert item["compactions_requested_while_inflight"] == [compaction.requested_time]
     assert item["keys"] == {"count": 2, "keys": [3, 100]}
     assert archived["reads_excluding_keys"] >= 1  # the snapshot at least
-    [misfiled] = misfiled_keys(table, completed_instants(table))
+    [misfiled] = misfiled_keys(table, completed_instants(table), frozenset())  # no clean
     assert misfiled.in_view(None, None)
 
     table.run_compaction(table.schedule_compaction())  # requested after the log completed
     assert 100 in HudiReads(table.storage.root, columns).snapshot().column("id").to_pylist()
-    [misfiled] = misfiled_keys(table, completed_instants(table))
+    [misfiled] = misfiled_keys(table, completed_instants(table), frozenset())  # no clean
     assert not misfiled.in_view(None, None)  # the snapshot compares them again
-    r = check_table(table)
+    r = judged(table)
     assert r.verdict == "valid", r.evidence["disagreements"]
     other.close()
     table.close()

@@ -11,7 +11,7 @@ from engine.table import Table, cleaning
 from harness.checks import isolation
 from harness.history import HistoryWriter, read_events
 from harness.runner.check_inputs import _isolation_inputs
-from harness.runner.final_state import FinalState
+from harness.runner.final_state import FinalState, retention_of
 from harness.workload import readers
 from harness.workload.readers import ReaderThread
 from harness.workload.reads import perform_read, sweep_reads
@@ -27,7 +27,7 @@ def _rewrites(table: Table, n: int) -> list[str]:
     return out
 
 
-def _final(table: Table) -> FinalState:
+def _final(table: Table, retain_commits: int = 2) -> FinalState:
     timeline = table.timeline.reload()
     instants = [
         {
@@ -38,7 +38,8 @@ def _final(table: Table) -> FinalState:
         }
         for i in timeline.completed()
     ]
-    return FinalState(read_rows=table.snapshot, table=table, instants=instants)
+    window = retention_of(table, retain_commits)  # the judge's, under the tests' retention
+    return FinalState(read_rows=table.snapshot, table=table, instants=instants, retention=window)
 
 
 def test_reads_a_clean_moved_out_of_the_window_are_not_compared(tmp_path):
@@ -98,7 +99,9 @@ def test_the_final_sweep_stays_inside_the_window(tmp_path):
     cleaning.clean(table, retain_commits=2)
     boundary = cleaning.retained_from(table.reload())
     fresh = Table.open(table.path)  # no cached copies of the cleaned files
-    reads = sweep_reads(fresh, random.Random(1))  # reading a cleaned slice would raise
+    window = retention_of(fresh, retain_commits=2)  # the judge's, from the commits
+    assert window.start == boundary  # the same boundary the cleaner chose
+    reads = sweep_reads(fresh, random.Random(1), window.start)  # a cleaned slice would raise
     points = [r["as_of"] for r in reads if r["read_kind"] == "as_of"]
     assert points and min(points) >= boundary
     assert all(r["begin"] >= boundary for r in reads if r["read_kind"] == "incremental")
