@@ -18,7 +18,8 @@ the others still count):
               and readers' check), and the properties Hudi's own table builder makes from
               the file (what a table Hudi created with these settings would hold)
   timeline    each file of the active timeline's folder as Hudi's instant generator parses
-              it; the active and the archived (LSM) timeline as HoodieTableMetaClient loads them
+              it, with the file name Hudi gives that instant; the active and the archived
+              (LSM) timeline as HoodieTableMetaClient loads them
   slices      what a snapshot read merges of each file group: Hudi's file-system view's
               latest merged slice (across a pending compaction) at the last completed instant
   snapshot    the rows of a snapshot read through Spark's `hudi` datasource
@@ -166,8 +167,11 @@ class Probe:
         ]
 
     def parsed(self, generator: Any, info: Any) -> list[str | None]:
-        """A timeline file as Hudi's instant generator reads its name."""
-        return self.instant(generator.createNewInstant(info))
+        """A timeline file as Hudi's instant generator reads its name, and the name Hudi's
+        file name generator gives that instant."""
+        instant = generator.createNewInstant(info)
+        names = self.hudi.common.table.timeline.versioning.v2.InstantFileNameGeneratorV2()
+        return [*self.instant(instant), names.getFileName(instant)]
 
     def timeline(self, table: str) -> dict[str, Any]:
         client = self.meta_client(table)

@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.layout.file_names import LOG, DataFile, parse_data_file
 from engine.table import Table
-from engine.table.properties import PROPERTIES, parse_properties
+from engine.table.properties import MERGE_MODE, PROPERTIES, parse_properties
 from engine.timeline.active import TIMELINE_DIR
 from engine.timeline.instant import COMPLETED_AS, Instant, parse_file_name
 from harness.systems.hudi.driver_process import run_group
@@ -26,9 +26,6 @@ from harness.systems.hudi.runtime import SparkRuntime
 PROBE = Path(__file__).with_name("java_probe.py")
 ANSWER = "java_probe.json"
 SECTIONS = ("files", "properties", "timeline", "slices", "snapshot")
-# The engine's merge: of two commits' rows of a key, the later commit's wins, whatever
-# their ordering values (engine/table/merge.py): Hudi's COMMIT_TIME_ORDERING.
-MERGE_MODE = "COMMIT_TIME_ORDERING"
 
 
 def probe_tables(
@@ -166,7 +163,8 @@ def _timeline(table: Table, timeline: dict[str, Any]) -> list[str]:
     for name in sorted(set(names) | set(timeline["files"])):
         mine = parse_file_name(name)
         hudi = timeline["files"].get(name)
-        want = _as_hudi(mine) if mine is not None else None
+        # Hudi's parse of the name, then the name Hudi gives what it parsed: the name again.
+        want = [*_as_hudi(mine), name] if mine is not None else None
         if hudi != want and not (mine is None and _failed(hudi)):
             out.append(f"timeline file {name}: {hudi} to Hudi, {want} written")
     active = sorted(_as_hudi(i) for i in table.timeline.reload().instants())
