@@ -123,3 +123,19 @@ def machine_lane(
     with machine_lanes(whole) as lane:
         monkeypatch.setenv(MASTER_HOST_ENV, LANE_HOSTS[lane])
         yield lane
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The machine tests first, the whole-machine ones next, the unit tests last (a stable
+    sort: each part keeps pytest's order). xdist hands out tests in this order
+    (`--maxschedchunk 1` in the README's command: a worker holds only the next test or
+    two, not a long run of them), so the two lanes are busy from the start, a
+    whole-machine test waits only for the two lanes' last tests, and the unit tests fill
+    the workers beside it and at the end."""
+
+    def part(item: pytest.Item) -> int:
+        if item.get_closest_marker("whole_machine"):
+            return 1
+        return 0 if _uses_the_machine(item) else 2
+
+    items.sort(key=part)
