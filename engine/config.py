@@ -34,6 +34,12 @@ class Safety:
     # files) are deleted before it completes (engine/table/markers.py). Off: they stay, and
     # a reader that lists storage sees them.
     markers: bool = True
+    # The stream's instants follow its checkpoints: a request naming checkpoint n first
+    # mints every earlier checkpoint that can still commit and has no instant yet, so
+    # requested times ascend with checkpoint ids whatever order the requests arrive in.
+    # Off: minted in arrival order, and Hudi's readers (logs merged in requested-time
+    # order) let an earlier checkpoint's older rows win.
+    checkpoint_ordered_instants: bool = True
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -69,7 +69,9 @@ EVENTS: dict[Kind, Event] = {
     ),
     Kind.INSTANT_REQUEST: _event("checkpoint_id instant task latency_ms blocked_ms created"),
     Kind.INSTANT_CREATED: _event(
-        "checkpoint_id writer instant truetime_sleep_ms lock_wait_ms minted_by_commit", "instant"
+        "checkpoint_id writer instant truetime_sleep_ms lock_wait_ms minted_by_commit"
+        " minted_ahead_of",
+        "instant",
     ),
     Kind.FLUSH: _event("task attempt checkpoint_id instant rows bytes files last_batch"),
     Kind.ACK: _event("checkpoint_id action", "checkpoint_id action"),

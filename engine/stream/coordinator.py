@@ -106,6 +106,7 @@ class Coordinator:
         self.subsume_acks = safety.subsume_acks
         self.keep_state = safety.coordinator_state
         self.fencing = safety.fencing
+        self.ordered_instants = safety.checkpoint_ordered_instants
         self.commit_ack_timeout_s = commit_ack_timeout_s
         self.recorder = recorder
         self.state_store = state_store
@@ -165,8 +166,7 @@ class Coordinator:
             future = self._creating.get(checkpoint_id)
             created = future is None
             if future is None:  # at most one creation per checkpoint id (Hudi #19902)
-                future = self._instant_exec.submit(self._create_instant, checkpoint_id)
-                self._creating[checkpoint_id] = future
+                future = self._submit_in_order(checkpoint_id)
         try:
             result = future.result(timeout=wait_s)
         except FutureTimeout:
@@ -183,7 +183,33 @@ class Coordinator:
             "blocked_ms": result.blocked_ms,
         }
 
-    def _create_instant(self, checkpoint_id: int) -> _Created:
+    def _submit_in_order(self, checkpoint_id: int) -> Future[_Created]:
+        """Submit the creation of `checkpoint_id` (call under _lock), after one for each
+        earlier checkpoint that has neither an instant nor a creation under way
+        (safety.checkpoint_ordered_instants). The instant thread runs them in the order
+        submitted, so requested times ascend with checkpoint ids: readers merge a slice's
+        logs in requested-time order (Hudi's log file comparator), and an instant requested
+        before an earlier checkpoint's would let that checkpoint's older rows win once both
+        commit (in checkpoint order), whatever order the requests came in."""
+        for earlier in self._unminted_before(checkpoint_id):
+            pending = self._creating.get(earlier)
+            if pending is None or (pending.done() and pending.exception() is not None):
+                self._creating[earlier] = self._instant_exec.submit(
+                    self._create_instant, earlier, checkpoint_id
+                )
+        future = self._instant_exec.submit(self._create_instant, checkpoint_id)
+        self._creating[checkpoint_id] = future
+        return future
+
+    def _unminted_before(self, checkpoint_id: int) -> list[int]:
+        """The earlier checkpoints without an instant that can still ask for one: every id
+        from the last ACK on (a request below it is refused as stale; there is one id per
+        batch). Call under _lock. Empty with safety.checkpoint_ordered_instants off."""
+        if not self.ordered_instants:
+            return []
+        return [c for c in range(self._last_ack, checkpoint_id) if c not in self._instants]
+
+    def _create_instant(self, checkpoint_id: int, ahead_of: int | None = None) -> _Created:
         # A failed creation stays in _creating until a request reports it (request_instant
         # drops it then): a writer polling between two asks (PENDING, backoff) would
         # otherwise never see the error and start the next creation, until its deadline.
@@ -195,6 +221,15 @@ class Coordinator:
             if minted is not None:
                 self._creating.pop(checkpoint_id, None)
                 return _Created(minted, blocked_ms)
+            if missing := self._unminted_before(checkpoint_id):
+                # Their creation (submitted first) failed: a later request submits them
+                # again, first. Its error is the cause, named here for this one's requester.
+                earlier = self._creating.get(missing[0])
+                cause = earlier.exception() if earlier is not None and earlier.done() else None
+                raise StreamError(
+                    f"no instant for checkpoint {checkpoint_id} before checkpoints {missing} "
+                    f"have theirs (instants follow checkpoint order): {cause}"
+                )
             self._minting.add(checkpoint_id)
         try:
             instant, timing = table_port.start_instant(
@@ -203,7 +238,8 @@ class Coordinator:
         finally:
             with self._lock:
                 self._minting.discard(checkpoint_id)
-        self._register(checkpoint_id, instant, timing)
+        ahead = {} if ahead_of is None else {"minted_ahead_of": ahead_of}
+        self._register(checkpoint_id, instant, timing, **ahead)
         return _Created(instant, blocked_ms)
 
     def _register(

@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.layout.file_names import write_token
 from engine.stream import table_port
 from engine.stream.recorder import Recorder, null_recorder
 from engine.stream.state import WriterStateStore
@@ -158,7 +159,8 @@ class WriterTask:
         if self._pending_rows:
             self.fault_hook("before_flush", info)
             data = pa.concat_tables(self._pending)
-            token = f"t{self.task_id}-a{self.attempt}-f{self._flushes}"
+            # Hudi's token: the task as the partition, each flush a stage, the attempt as is.
+            token = write_token(self.task_id, self._flushes, self.attempt)
             if self.row_groups:
                 written = self._append_row_group(instant, data, token)
                 if last_batch:  # the barrier's flush ends with the file whole on storage

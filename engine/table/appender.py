@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.config import TableConfig
-from engine.layout.file_names import base_file_name, check_id
+from engine.layout.file_names import base_file_name, check_token
 from engine.storage import OpenWrite, Storage
 from engine.table.data_files import parquet_writer
 from engine.table.markers import CREATE, Markers
@@ -54,7 +54,7 @@ class BaseAppender:
     ) -> None:
         self.storage, self.markers, self.config, self.schema = storage, markers, config, schema
         self.instant = instant
-        self.write_token = check_id("write token", write_token)
+        self.write_token = check_token(write_token)
         self.file_id = f"ap-{uuid.uuid4().hex[:12]}"
         self.file_name = base_file_name(self.file_id, self.write_token, instant)
         self.rows = 0  # rows written so far (the next row's seqno number)

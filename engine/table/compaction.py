@@ -9,11 +9,10 @@ completes as a commit, `<t>_<c>.commit` (`compacted` set in its commit metadata)
 from __future__ import annotations
 
 import contextlib
-import uuid
 from typing import TYPE_CHECKING
 
 from engine.errors import EngineError, FencedError, InstantStateError
-from engine.layout.file_names import BASE, base_file_name
+from engine.layout.file_names import BASE, base_file_name, new_write_token
 from engine.table.data_files import parquet_bytes
 from engine.table.markers import CREATE
 from engine.table.merge import (
@@ -77,7 +76,7 @@ def run(table: TableOps, t: str) -> str:
         # Only the first run makes the marker directory: a later run (after a crash) finds
         # it, and a run that lost a race with a completion finds it gone and writes nothing.
         table.markers.open(t)
-    key, token, schema = table.config.key_field, f"c{uuid.uuid4().hex[:10]}", table.schema
+    key, token, schema = table.config.key_field, new_write_token(), table.schema
     stats = []
     for entry in plan:
         names = ([entry["base"]] if entry["base"] else []) + entry["logs"]

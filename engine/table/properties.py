@@ -23,12 +23,22 @@ from engine.table.avro_schema import avro_schema_json
 PROPERTIES = ".hoodie/hoodie.properties"
 TABLE_VERSION = 8
 TIMELINE_LAYOUT_VERSION = 2
-# The engine's own on-disk format (1: JSON properties and JSON instants, before Hudi's).
-FORMAT_VERSION = 2
+# The engine's own on-disk format (1: JSON properties and JSON instants, before Hudi's;
+# 2: write tokens Java Hudi does not take and no merge mode in these properties).
+FORMAT_VERSION = 3
 HUDI_TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 CONFIG_KEY = "instantbench.table.config"
 SCHEMA_KEY = "instantbench.table.schema"
 FORMAT_KEY = "instantbench.format.version"
+# How Hudi merges two instants' rows of one key, as the engine does: the row of the instant
+# merged later wins, whatever the ordering field holds (that field only settles duplicates
+# within one write, engine/table/merge.py precombine). Hudi's COMMIT_TIME_ORDERING, with the
+# payload class and merge strategy id Java Hudi pairs with it for a table before version 9
+# (HoodieTableConfig.inferMergingConfigsForPreV9Table): Java Hudi cannot merge a log
+# without them (a NullPointerException on the merge mode).
+MERGE_MODE = "COMMIT_TIME_ORDERING"
+MERGE_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+MERGE_STRATEGY_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"  # COMMIT_TIME_BASED_MERGE_STRATEGY_UUID
 
 
 def encode_schema(schema: pa.Schema) -> str:
@@ -51,25 +61,36 @@ def table_name(storage: Storage) -> str:
 
 def hudi_properties(config: TableConfig, schema: pa.Schema | None, name: str) -> dict[str, str]:
     """The key/value pairs of a new table's properties file."""
+    # Every key Java Hudi 1.2's own table builder writes for such a table
+    # (tests/systems/test_hudi_java_probe.py asks it).
     props = {
         "hoodie.table.name": name,
         "hoodie.table.type": HUDI_TABLE_TYPES[config.table_type],
         "hoodie.table.version": str(TABLE_VERSION),
+        "hoodie.table.initial.version": str(TABLE_VERSION),
         "hoodie.timeline.layout.version": str(TIMELINE_LAYOUT_VERSION),
         "hoodie.timeline.path": "timeline",
         "hoodie.timeline.history.path": "history",
+        "hoodie.archivelog.folder": "archived",  # layout 1's archive: Hudi writes it still
         "hoodie.table.timeline.timezone": "UTC",
         "hoodie.table.base.file.format": "PARQUET",
         "hoodie.table.recordkey.fields": config.key_field,
         "hoodie.table.partition.fields": "",
+        # The type is what Hudi 1.x reads; the class, deprecated since 1.0, older readers.
+        "hoodie.table.keygenerator.type": "NON_PARTITION",
         "hoodie.table.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+        "hoodie.record.merge.mode": MERGE_MODE,
+        "hoodie.compaction.payload.class": MERGE_PAYLOAD_CLASS,
+        "hoodie.record.merge.strategy.id": MERGE_STRATEGY_ID,
         "hoodie.populate.meta.fields": "true",
         "hoodie.table.metadata.partitions": "",  # no metadata table: readers list storage
         # Java Hudi checks it on load: CRC32 of "<database>.<table>" (no database here).
         "hoodie.table.checksum": str(zlib.crc32(f".{name}".encode())),
     }
     if config.ordering_field:
+        # Version 8's key, and the one Hudi 1.2's table builder writes (hudi-rs reads both).
         props["hoodie.table.precombine.field"] = config.ordering_field
+        props["hoodie.table.ordering.fields"] = config.ordering_field
     avro = avro_schema_json(schema, name) if schema is not None else None
     if avro is not None:
         props["hoodie.table.create.schema"] = avro
@@ -154,6 +175,13 @@ def read_properties(storage: Storage) -> tuple[TableConfig, pa.Schema | None]:
             f"hoodie.table.version={version}, {CONFIG_KEY} "
             f"{'present' if CONFIG_KEY in props else 'missing'}: this engine reads Hudi table "
             f"version {TABLE_VERSION} tables it wrote itself",
+        )
+    if props.get(FORMAT_KEY) != str(FORMAT_VERSION):
+        # Its data files' names would not parse: refused, not read as an empty table.
+        raise NotATableError(
+            storage.root,
+            f"written by another instantbench: {FORMAT_KEY}={props.get(FORMAT_KEY)}; "
+            f"this engine reads format {FORMAT_VERSION}",
         )
     schema = decode_schema(props[SCHEMA_KEY]) if props.get(SCHEMA_KEY) else None
     return TableConfig.from_dict(json.loads(props[CONFIG_KEY])), schema

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import pyarrow as pa
 
+from engine.layout.file_names import new_write_token
 from engine.table.stats import WriteStat
 from engine.timeline.instant import Instant
 
@@ -59,7 +59,7 @@ class Transaction:
 
     def write(self, records: pa.Table, op: str = "upsert") -> list[WriteStat]:
         instant = self.begin()
-        token = f"tx{len(self.stats)}-{uuid.uuid4().hex[:8]}"
+        token = new_write_token(stage=len(self.stats))  # each write of the transaction a stage
         stats = self.table.write_files(instant, records, op, token, prior=self.stats)
         self.stats += stats
         return stats

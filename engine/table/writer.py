@@ -19,7 +19,14 @@ import pyarrow.compute as pc
 
 from engine.config import TableConfig
 from engine.errors import MissingKeyColumnError, SchemaMismatchError
-from engine.layout.file_names import BASE, LOG, base_file_name, check_id, log_file_name
+from engine.layout.file_names import (
+    BASE,
+    LOG,
+    base_file_name,
+    check_token,
+    log_file_name,
+    new_write_token,
+)
 from engine.layout.file_slices import FileSystemView
 from engine.layout.index import DynamicIndex, Route, bucket_file_id, route_bucket
 from engine.storage import Storage
@@ -123,7 +130,7 @@ class FileWriter:
     ) -> list[WriteStat]:
         if op not in OPS:
             raise ValueError(f"op must be one of {OPS}, got {op!r}")
-        token = check_id("write token", write_token or f"w{uuid.uuid4().hex[:12]}")
+        token = check_token(write_token) if write_token is not None else new_write_token()
         prior = [s for s in prior if s.instant == instant]
         key = self.config.key_field
         records = precombine(conform(records, schema, key, op), key, self.config.ordering_field)

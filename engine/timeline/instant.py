@@ -1,6 +1,7 @@
 """An instant on the timeline and its file name.
 
-Pending:   `<requested>.<action>.requested` / `<requested>.<action>.inflight`
+Pending:   `<requested>.<action>.requested` / `<requested>.<action>.inflight`, but an
+           inflight commit is `<requested>.inflight`, as Hudi names it
 Completed: `<requested>_<completed>.<action>` (Hudi 1.x, timeline layout 2); a compaction
 completes as Hudi's `commit` action: `<requested>_<completed>.commit`.
 """
@@ -25,6 +26,9 @@ COMMIT_ACTIONS = (*DATA_ACTIONS, "compaction")
 
 _ACTION = "|".join(ACTIONS)
 _PENDING_RE = re.compile(rf"^(\d{{17}})\.({_ACTION})\.(requested|inflight)$")
+# Hudi names an inflight commit `<requested>.inflight`, without its action (as its
+# InstantFileNameGeneratorV2 does; a `.commit.inflight` file is no instant to Java Hudi).
+_INFLIGHT_COMMIT_RE = re.compile(r"^(\d{17})\.inflight$")
 _COMPLETED_RE = re.compile(rf"^(\d{{17}})_(\d{{17}})\.({_ACTION})$")
 # The action a completed file of an action is named with (Hudi 1.x).
 COMPLETED_AS = {"compaction": "commit"}
@@ -67,9 +71,11 @@ class Instant:
         if self.state == COMPLETED:
             action = COMPLETED_AS.get(self.action, self.action)
             return f"{self.requested_time}_{self.completion_time}.{action}"
-        return f"{self.requested_time}.{self.action}.{self.state}"
+        return self.pending_file(self.state)
 
     def pending_file(self, state: str) -> str:
+        if self.action == "commit" and state == INFLIGHT:
+            return f"{self.requested_time}.inflight"
         return f"{self.requested_time}.{self.action}.{state}"
 
     def with_state(self, state: str, completion_time: str | None = None) -> Instant:
@@ -88,6 +94,9 @@ def parse_file_name(name: str, compaction_commits: bool = False) -> Instant | No
             action = "compaction"
         return Instant(m.group(1), action, COMPLETED, m.group(2))
     m = _PENDING_RE.match(name)
-    if m:
+    if m and not (m.group(2) == "commit" and m.group(3) == INFLIGHT):
         return Instant(m.group(1), m.group(2), m.group(3))
+    m = _INFLIGHT_COMMIT_RE.match(name)
+    if m:
+        return Instant(m.group(1), "commit", INFLIGHT)
     return None

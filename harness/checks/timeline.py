@@ -16,7 +16,11 @@ Completed COW commits may list their base files as `writes`: [{file_id, file_nam
 prev_file, prev_same_instant}] (the commit metadata's write stats), for the lost-update rule:
 in each file group, in completion order, a merged base must supersede the group's newest
 base completed before it (a stale lock holder or a writer without OCC that merged an older
-slice silently drops every update completed in between).
+slice silently drops every update completed in between). A completed stream commit names
+its checkpoint id as `stream_checkpoint`, for the checkpoint-order rule: requested times
+ascend with checkpoint ids (Hudi's readers merge a slice's logs in requested-time order,
+so an earlier checkpoint's instant requested later lets its older rows win). Batch
+writers' instants carry none and may interleave freely.
 """
 
 from __future__ import annotations
@@ -133,6 +137,35 @@ def _stale_bases(instants: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return stale
 
 
+def _checkpoint_order(instants: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Completed stream commits requested at or before a commit of an earlier checkpoint."""
+    by_checkpoint: dict[int, list[str]] = defaultdict(list)
+    for i in instants:
+        if i.get("stream_checkpoint") is None or i.get("state") != "completed":
+            continue
+        if not i.get("rolled_back"):
+            by_checkpoint[i["stream_checkpoint"]].append(i["requested"])
+    crossed = []
+    top: tuple[int, str] | None = None  # the latest-requested commit of lower checkpoints
+    for ckp in sorted(by_checkpoint):
+        for requested in sorted(by_checkpoint[ckp]):
+            if top is not None and requested <= top[1]:
+                crossed.append(
+                    {
+                        "checkpoint": ckp,
+                        "instant": requested,
+                        "earlier_checkpoint": top[0],
+                        "earlier_instant": top[1],
+                    }
+                )
+        # Updated after the group: one checkpoint's own commits are not ordered among
+        # themselves, only against lower checkpoints'.
+        latest = max(by_checkpoint[ckp])
+        if top is None or latest > top[1]:
+            top = (ckp, latest)
+    return crossed
+
+
 def timeline(
     instants: Iterable[Mapping[str, Any]],
     orphans: Mapping[str, Any] | None = None,
@@ -178,6 +211,8 @@ def timeline(
         "orphans_read": list((orphans or {}).get("read", [])),
         # A merge of an older slice than the newest completed: the updates between are lost.
         "stale_base": _stale_bases(instants),
+        # A stream commit requested before a commit of an earlier checkpoint.
+        "checkpoint_order": _checkpoint_order(instants),
     }
     evidence: dict[str, Any] = {
         "instants": len(instants),

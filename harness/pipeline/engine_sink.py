@@ -230,14 +230,11 @@ class EngineSink:
     def _prefetch(self, ack: Any, checkpoint_id: int) -> None:
         if ack.cancelled() or ack.exception() is not None:
             return
-        # In checkpoint order (the coordinator makes instants one at a time, in the order
-        # asked): first the instant of the batch that may not have started yet (its own
-        # request is then a no-op), then the one after it. Asked the other way round, a
-        # batch that starts late gets an instant minted after the later checkpoint's:
-        # blocking mode no longer orders them, the later one commits first and OCC aborts
-        # the earlier, a batch Spark already committed.
-        for checkpoint in (checkpoint_id - 1, checkpoint_id):
-            self.coordinator.request_instant(checkpoint, -1, 0.0)
+        # Only the instant wanted: the coordinator mints in checkpoint order
+        # (safety.checkpoint_ordered_instants), so if the next batch has not asked for its
+        # own yet (an idle source, a dropped ACK before this one), that one is minted
+        # first. The driver does not order them itself, or the switch would show nothing.
+        self.coordinator.request_instant(checkpoint_id, -1, 0.0)
 
     def settled(self) -> bool:
         """Safe to stop: the writers re-sent any restored WriteMeta (a batch ran since the

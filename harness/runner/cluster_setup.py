@@ -12,12 +12,13 @@ if TYPE_CHECKING:
 
 
 def start_cluster(scenario: Scenario, paths: RunPaths, **options: Any) -> ClusterBackend | None:
-    """A standalone or docker cluster for this run (None for local mode), up and ready.
-    `options` go to the backend (a system on a Spark runtime of its own passes its python
-    and Spark home)."""
+    """A standalone or docker cluster for this run (None for local mode), up and ready,
+    its master on infra's default_master_host(). `options` go to the backend (a system on
+    a Spark runtime of its own passes its python and Spark home)."""
     if scenario.cluster.backend == "local":
         return None
     from infra.cluster import backend_for
+    from infra.cluster.base import default_master_host
 
     cluster = backend_for(
         scenario.cluster.backend,
@@ -25,7 +26,7 @@ def start_cluster(scenario: Scenario, paths: RunPaths, **options: Any) -> Cluste
         scenario.cluster.cores_per_worker,
         paths.root / "cluster",
         mounts=[paths.root, paths.table],
-        **options,
+        **{"master_host": default_master_host(), **options},
     )
     cluster.up()
     return cluster

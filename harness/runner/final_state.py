@@ -11,6 +11,7 @@ import pyarrow.dataset as ds
 
 from engine.errors import CorruptInstantError
 from engine.layout.file_names import data_file
+from engine.stream.table_port import STREAM_TAG
 from engine.table import Table, cleaning
 from engine.timeline.instant import Instant
 from engine.timeline.sequence import StoredLastGenerated, generated_times
@@ -82,6 +83,17 @@ def _last_generated(table: Table) -> dict[str, Any] | None:
     except CorruptInstantError as e:
         return {"error": str(e)}
     return None if last is None else {"time": last.time, "seq": last.seq}
+
+
+def _stream_checkpoint(table: Table, instant: Instant) -> int | None:
+    """The checkpoint id a completed stream commit records (None for any other instant)."""
+    if not instant.is_completed or instant.action not in ("commit", "deltacommit"):
+        return None
+    try:
+        ckp = table.timeline.read_metadata(instant).extra.get(STREAM_TAG)
+    except (OSError, KeyError, CorruptInstantError):
+        return None  # unreadable: not judged (its times are already unnumbered evidence)
+    return None if ckp is None else int(ckp)
 
 
 def _cow_bases(table: Table, instant: Instant) -> list[dict[str, Any]]:
@@ -163,6 +175,7 @@ def _timeline_instants(
                 ),
                 "generated": generated,
                 "writes": _cow_bases(table, instant),
+                "stream_checkpoint": _stream_checkpoint(table, instant),
             }
         )
     # An archived instant can also be listed by the active timeline: keep one of each.

@@ -42,8 +42,6 @@ def set_up_table(scenario: Scenario, paths: RunPaths) -> None:
             serve_table_lock(table, EpochStore(table.storage).advance(), lock_spec.lease_s)
         # The table's data action (a mor table's commits are compactions, as in Hudi).
         instant = table.start_instant(metadata={"purpose": "opening balances"})
-        stats = table.write_files(
-            instant, opening_balances(event_spec(scenario)), op="upsert", write_token="setup"
-        )
+        stats = table.write_files(instant, opening_balances(event_spec(scenario)), op="upsert")
         table.commit(instant, stats, metadata={"purpose": "opening balances"})
         table.close()  # its lock's renewal thread (a ZooKeeper session)

@@ -197,6 +197,10 @@ class SafetySpec(Strict):
     """Every data file is recorded by a marker first; files of an instant that its commit does not
     list (failed attempts, superseded flushes, temp files) are deleted before it completes, so a
     reader that lists storage sees exactly the committed files."""
+    checkpoint_ordered_instants: bool = True
+    """The stream's instants follow its checkpoints: a request naming checkpoint n first mints
+    every earlier checkpoint that has none yet, so requested times ascend with checkpoint ids
+    (Hudi's readers merge logs in requested-time order: off, older rows can win)."""
 
 
 class Lock(Strict):

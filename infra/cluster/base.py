@@ -24,6 +24,10 @@ from pathlib import Path
 from typing import Any
 
 MASTER_HOST = "127.0.0.10"
+# Moves a run's cluster to another address block (master there, workers on the next
+# addresses): two harnesses on one machine, such as two test lanes (tests/conftest.py),
+# each keep their own.
+MASTER_HOST_ENV = "INSTANTBENCH_MASTER_HOST"
 MASTER_PORT = 7077
 WEB_PORT = 8080
 WORKER_WEB_PORT = 8081
@@ -96,6 +100,11 @@ def worker_host(master_host: str, n: int) -> str:
     if a != 127 or d + n > 254:
         raise ClusterError(f"no loopback address for worker {n} after {master_host}")
     return f"{a}.{b}.{c}.{d + n}"
+
+
+def default_master_host() -> str:
+    """The master address of a run's cluster: $INSTANTBENCH_MASTER_HOST, else 127.0.0.10."""
+    return os.environ.get(MASTER_HOST_ENV) or MASTER_HOST
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -128,3 +128,20 @@ def wait_ports_free(addresses: list[tuple[str, int]], timeout_s: float = 10.0) -
         time.sleep(0.1)
         left = [a for a in left if taken(a)]
     return left
+
+
+def listens_on(pid: int, host: str, port: int) -> bool:
+    """Whether process `pid` itself holds the listening socket on host:port. A server
+    started on a probed free port checks this before it counts as up: if another process
+    took the port between probe and bind, the answer on that port is the other's."""
+    import psutil
+
+    try:
+        sockets = psutil.Process(pid).net_connections(kind="tcp")
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+    # A JVM listens on an IPv6 socket: 127.0.0.1 shows as ::ffff:127.0.0.1.
+    addresses = {(host, port), (f"::ffff:{host}", port)}
+    return any(
+        s.status == psutil.CONN_LISTEN and s.laddr and tuple(s.laddr) in addresses for s in sockets
+    )

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from infra.cluster.base import CLUSTER_ENV, OWNER_ENV
-from infra.cluster.procs import terminate
+from infra.cluster.procs import listens_on, terminate
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -72,21 +72,25 @@ class S3Server:
                 if not isinstance(log, int):
                     log.close()
             self.endpoint = f"http://{HOST}:{port}"
-            if self._wait_up(self._proc):
+            if self._wait_up(self._proc, port):
                 return self.endpoint
             self.stop()
         raise RuntimeError(f"the S3 server (moto) did not start; log: {self.log_path}")
 
-    def _wait_up(self, proc: subprocess.Popen) -> bool:
+    def _wait_up(self, proc: subprocess.Popen, port: int) -> bool:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 return False
             try:
                 self.client().list_buckets()
-                return True
             except Exception:  # not listening yet
                 time.sleep(0.1)
+                continue
+            # Ours, not a server another run started on the port between probe and bind.
+            if listens_on(proc.pid, HOST, port):
+                return True
+            time.sleep(0.1)
         return False
 
     def client(self) -> BaseClient:

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from infra.cluster.base import CLUSTER_ENV, OWNER_ENV
-from infra.cluster.procs import terminate
+from infra.cluster.procs import listens_on, terminate
 
 HOST = "127.0.0.1"
 # Debian's zookeeper package: its config dir (log4j) and the server jar, whose manifest
@@ -117,7 +117,8 @@ class ZooKeeperServer:
         while time.monotonic() < deadline:
             if self._proc is None or self._proc.poll() is not None:
                 return False
-            if ruok(HOST, port):
+            # Ours, not a server another run started on the port between probe and bind.
+            if ruok(HOST, port) and listens_on(self._proc.pid, HOST, port):
                 return True
             time.sleep(0.1)
         return False

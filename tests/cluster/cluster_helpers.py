@@ -1,6 +1,7 @@
-"""Helpers of the cluster tests: real Spark standalone processes and docker containers,
-one cluster at a time, on loopback addresses away from the default 127.0.0.10 (a cluster
-started by hand with `instantbench cluster up` may be running there)."""
+"""Helpers of the cluster tests: real Spark standalone processes and docker containers, on
+the loopback address block of the test's machine lane (tests/conftest.py: 127.0.0.20+ or
+127.0.0.30+), away from the default 127.0.0.10 (a cluster started by hand with
+`instantbench cluster up` may be running there) and from the other lane's cluster."""
 
 from __future__ import annotations
 
@@ -11,10 +12,20 @@ import sys
 from pathlib import Path
 
 from infra.cluster import ClusterBackend
+from infra.cluster.base import default_master_host, worker_host
 
 JOB = Path(__file__).with_name("spark_job.py")
-TEST_MASTER_HOST = "127.0.0.20"  # workers on 127.0.0.21, 127.0.0.22
 JOB_TIMEOUT_S = 180
+
+
+def lane_master() -> str:
+    """The master address of this test's lane (its fixture sets INSTANTBENCH_MASTER_HOST)."""
+    return default_master_host()
+
+
+def lane_worker(n: int) -> str:
+    """Worker n's address in this test's lane: the master's plus n."""
+    return worker_host(lane_master(), n)
 
 
 def run_job(cluster: ClusterBackend, partitions: int = 8) -> dict:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from cluster_helpers import TEST_MASTER_HOST
+from cluster_helpers import lane_master
 
 from infra.cli import cluster_down, cluster_status, format_status, state_path
 from infra.cluster import ClusterError
@@ -28,7 +28,7 @@ print(info.cluster_id)
 def test_cluster_up_status_down_across_processes(tmp_path):
     # `up` in a process that exits: the cluster keeps running.
     proc = subprocess.run(
-        [sys.executable, "-c", UP, str(tmp_path), TEST_MASTER_HOST],
+        [sys.executable, "-c", UP, str(tmp_path), lane_master()],
         capture_output=True,
         text=True,
         timeout=180,
@@ -39,7 +39,7 @@ def test_cluster_up_status_down_across_processes(tmp_path):
     try:
         state = json.loads(state_path("standalone", tmp_path).read_text())
         assert state["cluster_id"] == cluster_id
-        assert state["master_url"] == f"spark://{TEST_MASTER_HOST}:7077"
+        assert state["master_url"] == f"spark://{lane_master()}:7077"
         status = cluster_status("standalone", tmp_path)
         assert status["up"] and status["alive_workers"] == 1
         assert "1/1 workers alive" in format_status(status)
@@ -47,7 +47,7 @@ def test_cluster_up_status_down_across_processes(tmp_path):
         with pytest.raises(ClusterError, match="already up"):
             from infra.cli import cluster_up
 
-            cluster_up("standalone", workers=1, directory=tmp_path, master_host=TEST_MASTER_HOST)
+            cluster_up("standalone", workers=1, directory=tmp_path, master_host=lane_master())
     finally:
         stopped = cluster_down("standalone", tmp_path)
     assert stopped is not None and stopped.cluster_id == cluster_id

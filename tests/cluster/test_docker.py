@@ -7,7 +7,7 @@ import subprocess
 import time
 
 import pytest
-from cluster_helpers import TEST_MASTER_HOST, docker_answers, run_job
+from cluster_helpers import docker_answers, lane_master, lane_worker, run_job
 
 from infra.cluster import backend_for, master_json
 from infra.cluster.base import alive_worker_hosts
@@ -54,14 +54,14 @@ def test_docker_cluster_runs_a_job_and_takes_worker_faults(tmp_path, image):
         2,
         1,
         run_dir / "cluster",
-        master_host=TEST_MASTER_HOST,
+        master_host=lane_master(),
         mounts=[run_dir],
         clock_control=True,
         image=image,
     )
     with cluster:
         info = cluster.info
-        hosts = ["127.0.0.21", "127.0.0.22"]
+        hosts = [lane_worker(1), lane_worker(2)]
         assert [w.host for w in info.workers] == hosts
         assert alive_worker_hosts(master_json(info.web_url)) == hosts
         assert len(_containers(cluster.cluster_id)) == 3
@@ -88,7 +88,7 @@ def test_docker_cluster_runs_a_job_and_takes_worker_faults(tmp_path, image):
         assert {r["python"] for r in rows} == {"/opt/venv/bin/instantbench-python"}
         for r in rows:
             skew = r["wall_minus_mono"] - answer["base"]
-            want = 5.0 if r["host"] == "127.0.0.22" else 0.0
+            want = 5.0 if r["host"] == lane_worker(2) else 0.0
             assert abs(skew - want) < 0.5, (r, skew)
 
         cluster.pause_worker(1)

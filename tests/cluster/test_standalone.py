@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -10,7 +11,7 @@ import sys
 import time
 
 import pytest
-from cluster_helpers import TEST_MASTER_HOST, run_job
+from cluster_helpers import lane_master, lane_worker, run_job
 
 from infra.cluster import ClusterError, backend_for, master_json, reap_orphans
 from infra.cluster.base import alive_worker_hosts
@@ -40,12 +41,12 @@ def _wait(predicate, timeout_s: float = 30.0) -> bool:
 
 def test_standalone_cluster_runs_a_job_and_takes_worker_faults(tmp_path):
     cluster = backend_for(
-        "standalone", 2, 1, tmp_path / "cluster", master_host=TEST_MASTER_HOST, clock_control=True
+        "standalone", 2, 1, tmp_path / "cluster", master_host=lane_master(), clock_control=True
     )
     with cluster:
         info = cluster.info
-        assert info.master_url == f"spark://{TEST_MASTER_HOST}:7077"
-        hosts = ["127.0.0.21", "127.0.0.22"]
+        assert info.master_url == f"spark://{lane_master()}:7077"
+        hosts = [lane_worker(1), lane_worker(2)]
         assert [w.host for w in info.workers] == hosts
         assert alive_worker_hosts(master_json(info.web_url)) == hosts
         assert all(alive(w.pid) for w in info.workers)
@@ -61,7 +62,7 @@ def test_standalone_cluster_runs_a_job_and_takes_worker_faults(tmp_path):
         assert {r["python"] for r in rows} == {sys.executable}
         for r in rows:
             skew = r["wall_minus_mono"] - answer["base"]
-            want = 5.0 if r["host"] == "127.0.0.22" else 0.0
+            want = 5.0 if r["host"] == lane_worker(2) else 0.0
             assert abs(skew - want) < 0.5, (r, skew)
 
         # pause: every process of worker 1 (the worker JVM; during a job also its executor
@@ -89,14 +90,14 @@ def test_standalone_cluster_runs_a_job_and_takes_worker_faults(tmp_path):
     # down(): no process of the cluster is left, its addresses are free again.
     assert pids_with_env("INSTANTBENCH_CLUSTER_ID", cluster_id) == []
     assert not any(alive(p) for p in pids1 + pids2)
-    assert _port_free(TEST_MASTER_HOST, 7077) and _port_free(TEST_MASTER_HOST, 8080)
-    assert _port_free("127.0.0.21", 8081) and _port_free("127.0.0.22", 8081)
+    assert _port_free(lane_master(), 7077) and _port_free(lane_master(), 8080)
+    assert _port_free(lane_worker(1), 8081) and _port_free(lane_worker(2), 8081)
     cluster.down()  # idempotent
 
 
 def test_failed_start_leaves_nothing_behind(tmp_path):
     cluster = backend_for(
-        "standalone", 1, 1, tmp_path / "c", master_host=TEST_MASTER_HOST, start_timeout_s=0.5
+        "standalone", 1, 1, tmp_path / "c", master_host=lane_master(), start_timeout_s=0.5
     )
     with pytest.raises(ClusterError, match="registered"):
         cluster.up()
@@ -107,10 +108,10 @@ def test_failed_start_leaves_nothing_behind(tmp_path):
 def test_busy_address_is_a_clear_error(tmp_path):
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind((TEST_MASTER_HOST, 7077))
+        s.bind((lane_master(), 7077))
         s.listen()
-        cluster = backend_for("standalone", 1, 1, tmp_path / "c", master_host=TEST_MASTER_HOST)
-        with pytest.raises(ClusterError, match=r"127\.0\.0\.20:7077 is in use"):
+        cluster = backend_for("standalone", 1, 1, tmp_path / "c", master_host=lane_master())
+        with pytest.raises(ClusterError, match=re.escape(f"{lane_master()}:7077 is in use")):
             cluster.up()
 
 
@@ -131,7 +132,7 @@ with backend_for("standalone", 1, 1, Path(sys.argv[1]), master_host=sys.argv[2])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
 def test_interrupted_or_killed_run_leaves_nothing_behind(tmp_path, sig):
     proc = subprocess.Popen(
-        [sys.executable, "-c", CTRL_C, str(tmp_path / "c"), TEST_MASTER_HOST],
+        [sys.executable, "-c", CTRL_C, str(tmp_path / "c"), lane_master()],
         stdout=subprocess.PIPE,
         text=True,
         cwd=os.getcwd(),
@@ -150,4 +151,4 @@ def test_interrupted_or_killed_run_leaves_nothing_behind(tmp_path, sig):
         assert pids_with_env("INSTANTBENCH_CLUSTER_ID", cluster_id)  # orphans, until:
         assert reap_orphans("standalone")
     assert pids_with_env("INSTANTBENCH_CLUSTER_ID", cluster_id) == []
-    assert not wait_ports_free([(TEST_MASTER_HOST, 7077), ("127.0.0.21", 8081)], 10)
+    assert not wait_ports_free([(lane_master(), 7077), (lane_worker(1), 8081)], 10)

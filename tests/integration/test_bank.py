@@ -7,6 +7,9 @@ import pytest
 pytestmark = pytest.mark.spark
 
 
+# Its 12-s run must commit stream batches: with two lanes under other engineers' load the
+# first micro-batch took longer than the whole run (issue 28), and the check said unknown.
+@pytest.mark.whole_machine
 def test_bank_total_never_moves(run):
     # The batch writers and the coordinator lock through the storage lock provider (one lock
     # object, conditional writes), with the table in the run's own S3 server, where that

@@ -28,11 +28,34 @@ DETECTION = {
 }
 
 
+# Detections whose race a run beside them could move (measured with two machine lanes
+# under other engineers' load, issue 28): they hold the whole machine (tests/conftest.py)
+# until their race is forced by an event instead of a time. completion-time-slicing: a
+# log write must be in flight when a compaction is planned (raced, once a second);
+# coordinator-state: the ACK dropped at 10 s must be a later batch's than the first, or
+# the restarted coordinator replays it whole; cow-upsert-blocking: its 12-s run must
+# commit batches before the delayed ACKs come due; markers: the batch the crash at 10 s
+# hits must commit inside a 16-s run; strict-monotonic: an instant must be requested
+# after the clock steps back at 12 s of a 20-s run.
+WHOLE_MACHINE = {
+    "completion-time-slicing",
+    "coordinator-state",
+    "cow-upsert-blocking",
+    "markers",
+    "strict-monotonic",
+}
+
+
+def _params(names):
+    marks = {n: [pytest.mark.whole_machine] if n in WHOLE_MACHINE else [] for n in names}
+    return [pytest.param(n, marks=marks[n]) for n in names]
+
+
 def _failing(result):
     return {k: v for k, v in result["checks"].items() if v["verdict"] != "valid"}
 
 
-@pytest.mark.parametrize("name", sorted(DETECTION))
+@pytest.mark.parametrize("name", _params(sorted(DETECTION)))
 def test_switch_off_is_caught(run, name):
     _, checks = DETECTION[name]
     result = json.loads(run(f"detect/{name}").paths.result.read_text())
@@ -49,7 +72,7 @@ def test_switch_off_is_caught(run, name):
 UNIQUE_SHAPES = ["cow-upsert-blocking"]
 
 
-@pytest.mark.parametrize("name", UNIQUE_SHAPES)
+@pytest.mark.parametrize("name", _params(UNIQUE_SHAPES))
 def test_switch_on_is_valid(run, name):
     switches, _ = DETECTION[name]
     on = [f"engine.safety.{s}=true" for s in switches]

@@ -13,6 +13,7 @@ import pytest
 
 from harness.systems.hudi import (
     batch_writer,
+    java_probe,
     reader,
     script_io,
     spark_session,
@@ -59,7 +60,7 @@ def test_runtime_scripts_import_only_pyspark_and_the_standard_library() -> None:
     assert _foreign(timeline_names) == set()
     # shipped to the executors with timeline_names beside it (addPyFile)
     assert _foreign(task_crash_stage) <= ALLOWED | {"harness", "timeline_names"}
-    for module in (stream_driver, reader, batch_writer):
+    for module in (stream_driver, reader, batch_writer, java_probe):
         assert _foreign(module) <= ALLOWED | SHARED, module.__name__
         text = Path(module.__file__ or "").read_text()
         assert "from harness.systems.hudi.spark_session import" in text

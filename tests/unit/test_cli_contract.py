@@ -222,22 +222,23 @@ def test_a_cluster_that_cannot_start_is_exit_2_with_one_line(tmp_path, monkeypat
     one_line_error(runner.invoke(app, args), "cluster: ")
 
 
-# It holds the standalone master's fixed address: in the cluster tests' lane, never beside one.
+# It holds a standalone master's address: its lane's (tests/conftest.py), where no other
+# test's cluster can be.
 @pytest.mark.cluster
 def test_a_cluster_whose_port_is_taken_is_exit_2_with_one_line(tmp_path):
     """Checked before anything starts: no JVM, nothing to tear down."""
     import socket
 
+    from infra.cluster.base import default_master_host
+
+    master = default_master_host()  # the run's cluster goes there too
     holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        try:
-            holder.bind(("127.0.0.10", 7077))  # the standalone master's address
-            holder.listen()
-        except OSError:
-            pass  # already taken (a cluster of someone else's): the same error follows
+        holder.bind((master, 7077))
+        holder.listen()
         smoke = str(SCENARIOS / "smoke.yaml")
         args = ["run", smoke, "--set", "cluster.backend=standalone", "--out", str(tmp_path)]
-        one_line_error(runner.invoke(app, args), "cluster: 127.0.0.10:7077 is in use")
+        one_line_error(runner.invoke(app, args), f"cluster: {master}:7077 is in use")
     finally:
         holder.close()
 

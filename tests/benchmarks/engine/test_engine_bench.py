@@ -49,7 +49,7 @@ def test_bench_commit_1000_files(benchmark, table):
         instant = table.start_instant()
         stats = []
         for n in range(1000):
-            name = base_file_name(f"fg-{n:04d}", "t0", instant.requested_time)
+            name = base_file_name(f"fg-{n:04d}", "0-0-0", instant.requested_time)
             with open(table.storage.full_path(name), "wb") as f:
                 f.write(data)
             stats.append(
@@ -58,7 +58,7 @@ def test_bench_commit_1000_files(benchmark, table):
                     name,
                     "base",
                     instant.requested_time,
-                    "t0",
+                    "0-0-0",
                     "upsert",
                     1,
                     1,
@@ -108,9 +108,9 @@ def test_bench_file_slice_view_1000_groups(benchmark):
     files = []
     for g in range(1000):
         fid = f"fg-{g:04d}"
-        files.append((parse_data_file(base_file_name(fid, "t", _t(10))), _t(11)))
+        files.append((parse_data_file(base_file_name(fid, "0-0-0", _t(10))), _t(11)))
         for v in range(3):
-            log = parse_data_file(log_file_name(fid, _t(20 + 2 * v), 1, "t"))
+            log = parse_data_file(log_file_name(fid, _t(20 + 2 * v), 1, "0-0-0"))
             files.append((log, _t(21 + 2 * v)))
     view = benchmark(lambda: build_view(files, {_t(100): ["fg-0000"]}))
     assert len(view.groups) == 1000 and len(view.latest("fg-0001")[1]) == 3

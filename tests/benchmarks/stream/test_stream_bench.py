@@ -21,8 +21,8 @@ def stat(task: int, i: int, instant: str) -> dict:
     """A WriteStat dict shaped like engine.table's."""
     fg = f"fg-{task:04d}-{i:04d}"
     return {
-        "file_id": fg, "file_name": f"{fg}_t{task}-a0-f{i}_{instant}.parquet",
-        "kind": "base", "instant": instant, "write_token": f"t{task}-a0-f{i}", "op": "upsert",
+        "file_id": fg, "file_name": f"{fg}_{task}-{i}-0_{instant}.parquet",
+        "kind": "base", "instant": instant, "write_token": f"{task}-{i}-0", "op": "upsert",
         "num_rows": 50_000, "num_writes": 50_000, "num_deletes": 0, "num_inserts": 1_000,
         "file_size": 4_123_456, "prev_file": None,
     }  # fmt: skip

@@ -32,7 +32,7 @@ def temps_anywhere(table: Table) -> list[str]:
 def test_row_groups_make_one_base_file_that_reads_like_any_other(make_table):
     table = make_table(TableConfig(file_groups=2))
     instant = table.start_instant()
-    appender = table.open_appender(instant, "t0-a0-f0")
+    appender = table.open_appender(instant, "0-0-0")
     assert appender.write(rows(range(0, 30))) == 30
     assert appender.write(rows(range(30, 50))) == 20
     stat = appender.close()
@@ -61,7 +61,7 @@ def test_a_reader_never_sees_an_unclosed_file(make_table):
     table = make_table(TableConfig(file_groups=2))
     instant = table.start_instant()
     before = listed(table)
-    appender = table.open_appender(instant, "t0-a0-f0")
+    appender = table.open_appender(instant, "0-0-0")
     appender.write(rows(range(10)))
     appender.write(rows(range(10, 20)))
     # Written so far, but only as a temp inside the instant's marker directory.
@@ -77,9 +77,9 @@ def test_a_reader_never_sees_an_unclosed_file(make_table):
 def test_a_writer_that_died_between_flushes_leaves_nothing_after_the_commit(make_table):
     table = make_table(TableConfig(file_groups=2))
     instant = table.start_instant()
-    dead = table.open_appender(instant, "t0-a0-f0")
+    dead = table.open_appender(instant, "0-0-0")
     dead.write(rows(range(20)))  # the attempt dies here: never closed, never reported
-    retry = table.open_appender(instant, "t0-a1-f0")
+    retry = table.open_appender(instant, "0-0-1")
     retry.write(rows(range(20)))
     stat = retry.close()
     table.commit(instant, [stat])
@@ -92,7 +92,7 @@ def test_a_writer_that_died_between_flushes_leaves_nothing_after_the_commit(make
 def test_rollback_of_a_partly_written_file_deletes_it_and_its_close_fails(make_table):
     table = make_table(TableConfig(file_groups=2))
     instant = table.start_instant()
-    appender = table.open_appender(instant, "t0-a0-f0")
+    appender = table.open_appender(instant, "0-0-0")
     appender.write(rows(range(20)))
     table.rollback(instant)
     assert temps_anywhere(table) == []
@@ -101,15 +101,15 @@ def test_rollback_of_a_partly_written_file_deletes_it_and_its_close_fails(make_t
     assert listed(table) == set()
     assert temps_anywhere(table) == []
     with pytest.raises(MarkerError):  # and a new file of the instant is refused at once
-        table.open_appender(instant, "t0-a1-f0").write(rows(range(3)))
+        table.open_appender(instant, "0-0-1").write(rows(range(3)))
 
 
 def test_a_writer_late_for_a_completed_instant_lands_nothing(make_table):
     table = make_table(TableConfig(file_groups=2))
     instant = table.start_instant()
-    late = table.open_appender(instant, "t1-a0-f0")
+    late = table.open_appender(instant, "1-0-0")
     late.write(rows(range(100, 110)))
-    on_time = table.open_appender(instant, "t0-a0-f0")
+    on_time = table.open_appender(instant, "0-0-0")
     on_time.write(rows(range(10)))
     stat = on_time.close()
     table.commit(instant, [stat])
@@ -124,12 +124,12 @@ def test_a_writer_late_for_a_completed_instant_lands_nothing(make_table):
 def test_markers_off_the_unclosed_file_is_a_temp_no_listing_reads(make_table):
     table = make_table(TableConfig(file_groups=2), safety=Safety(markers=False))
     instant = table.start_instant()
-    dead = table.open_appender(instant, "t0-a0-f0")
+    dead = table.open_appender(instant, "0-0-0")
     dead.write(rows(range(10)))
     [temp] = temps_anywhere(table)
     assert "/" not in temp  # in the table folder, beside the data files
     assert table.data_files() == []  # a temp parses as no data file
-    retry = table.open_appender(instant, "t0-a1-f0")
+    retry = table.open_appender(instant, "0-0-1")
     retry.write(rows(range(10)))
     table.commit(instant, [retry.close()])
     assert as_dict(table.snapshot()) == {i: i * 10 for i in range(10)}
@@ -138,7 +138,7 @@ def test_markers_off_the_unclosed_file_is_a_temp_no_listing_reads(make_table):
 def test_an_empty_appender_writes_nothing_and_mor_tables_have_none(make_table):
     table = make_table(TableConfig(file_groups=2))
     instant = table.start_instant()
-    appender = table.open_appender(instant, "t0-a0-f0")
+    appender = table.open_appender(instant, "0-0-0")
     assert appender.write(rows([])) == 0
     assert appender.close() is None
     assert table.markers.files(instant.requested_time) == []
@@ -150,7 +150,7 @@ def test_an_appender_needs_a_cow_table(tmp_path):
     table = Table.create(str(tmp_path / "mor"), TableConfig(table_type="mor"), max_skew_ms=0)
     try:
         with pytest.raises(EngineError, match="copy-on-write"):
-            table.open_appender(table.start_instant(), "t0-a0-f0")
+            table.open_appender(table.start_instant(), "0-0-0")
     finally:
         table.close()
 
@@ -158,7 +158,7 @@ def test_an_appender_needs_a_cow_table(tmp_path):
 def test_a_torn_close_is_refused_with_verify_writes(make_table):
     table = make_table(TableConfig(file_groups=2))
     instant = table.start_instant()
-    appender = table.open_appender(instant, "t0-a0-f0")
+    appender = table.open_appender(instant, "0-0-0")
     appender.write(rows(range(10)))
     table.storage.after_write_hooks.append(
         lambda full: table.storage.raw_write(full, table.storage.raw_read(full)[:-9])
@@ -191,14 +191,14 @@ def test_an_appended_file_on_either_backend_commits_and_a_rollback_drops_the_nex
     table = Table.create(storage_root, TableConfig(file_groups=2), max_skew_ms=0)
     try:
         instant = table.start_instant()
-        appender = table.open_appender(instant, "t0-a0-f0")
+        appender = table.open_appender(instant, "0-0-0")
         appender.write(rows(range(10)))
         appender.write(rows(range(10, 25)))
         assert table.data_files() == []  # nothing listed before the close
         table.commit(instant, [appender.close()])
         assert as_dict(table.snapshot()) == {i: i * 10 for i in range(25)}
         pending = table.start_instant()
-        late = table.open_appender(pending, "t0-a0-f0")
+        late = table.open_appender(pending, "0-0-0")
         late.write(rows(range(100, 105)))
         table.rollback(pending)
         with pytest.raises(FileNotFoundError):
@@ -213,7 +213,7 @@ def test_later_row_groups_take_the_first_ones_schema(tmp_path):
     table = Table.create(str(tmp_path / "t"), TableConfig(file_groups=2), max_skew_ms=0)
     try:
         assert table.schema is None  # nothing declared, nothing committed yet
-        appender = table.open_appender(table.start_instant(), "t0-a0-f0")
+        appender = table.open_appender(table.start_instant(), "0-0-0")
         appender.write(rows(range(5)))
         narrower = pa.table({"id": pa.array([5, 6], pa.int32()), "v": pa.array([50, 60])})
         assert appender.write(narrower) == 2  # cast safely to the file's int64

@@ -16,6 +16,7 @@ from engine.config import TableConfig
 from engine.storage import Storage
 from engine.table import Table, cleaning
 from engine.timeline.active import TIMELINE_DIR
+from engine.timeline.instant import Instant
 from tests.unit.engine.engine_helpers import as_dict, rows
 
 
@@ -24,8 +25,11 @@ class Killed(BaseException):
 
 
 def _kill_at_first_pending_delete(table: Table, action: str) -> None:
+    # The inflight file name after its requested time (Hudi names a commit `<t>.inflight`).
+    inflight = Instant("0", action, "inflight").file_name.removeprefix("0")
+
     def hook(op: str, full: str) -> None:
-        if op == "delete" and full.endswith(f".{action}.inflight"):
+        if op == "delete" and full.endswith(inflight):
             table.storage.hooks.remove(hook)
             raise Killed(full)
 

@@ -37,7 +37,7 @@ def test_a_log_block_is_the_plain_encoding_byte_for_byte():
     """Its constant meta columns reach the encoder as dictionary arrays; the bytes are the
     same, and the rows read back as strings."""
     rows = pa.table({"id": [3, 1, 2], "name": ["x", "y", "z"]})
-    table = add_meta(rows, "id", "20260101000000000", 2, ".fg-0001_20260101000000000.log.3_w1")
+    table = add_meta(rows, "id", "20260101000000000", 2, ".fg-0001_20260101000000000.log.3_0-0-1")
     header = {INSTANT_TIME: "20260101000000000"}
     block = data_log_bytes(table, header)
     assert block == encode_block(PARQUET_DATA_BLOCK, header, parquet_bytes(table))

@@ -9,7 +9,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from engine.layout.file_names import base_file_name, log_file_name, parse_data_file
+from engine.layout.file_names import (
+    base_file_name,
+    log_file_name,
+    new_write_token,
+    parse_data_file,
+    write_token,
+)
 from engine.layout.file_slices import build_view
 from engine.layout.index import DynamicIndex, bucket_of_keys, stable_hash
 
@@ -17,20 +23,34 @@ T = "20240101000000%03d"
 
 
 def test_data_file_names_round_trip():
-    b = parse_data_file(base_file_name("fg-0001", "t0-a1-3", T % 5))
-    assert (b.kind, b.file_id, b.write_token, b.instant) == ("base", "fg-0001", "t0-a1-3", T % 5)
-    log = parse_data_file(log_file_name("fg-0001", T % 6, 2, "tok"))
+    b = parse_data_file(base_file_name("fg-0001", "0-1-3", T % 5))
+    assert (b.kind, b.file_id, b.write_token, b.instant) == ("base", "fg-0001", "0-1-3", T % 5)
+    log = parse_data_file(log_file_name("fg-0001", T % 6, 2, write_token(3, 1, 2)))
     assert (log.kind, log.file_id, log.instant, log.version, log.write_token) == (
         "log",
         "fg-0001",
         T % 6,
         2,
-        "tok",
+        "3-1-2",
     )
+    assert log.name == f".fg-0001_{T % 6}.log.2_3-1-2"
     for other in (".tmp-abc-" + b.name, "x.parquet", ".hoodie", "fg_1_2.parquet"):
         assert parse_data_file(other) is None
-    with pytest.raises(ValueError, match="write token"):
-        base_file_name("fg-0001", "bad_token", T % 1)
+
+
+def test_write_tokens_are_hudi_s_three_numbers():
+    # FSUtils.isLogFile takes `<task partition>-<stage>-<attempt>` only, each a Java int.
+    for bad in ("bad_token", "t0-a0-f0", "0-0", "0-0-0-0", f"0-0-{2**31}"):
+        with pytest.raises(ValueError, match="write token"):
+            base_file_name("fg-0001", bad, T % 1)
+        with pytest.raises(ValueError, match="write token"):
+            log_file_name("fg-0001", T % 1, 1, bad)
+    with pytest.raises(ValueError, match="write token parts"):
+        write_token(0, -1, 0)
+    assert parse_data_file(f".fg-0001_{T % 1}.log.1_t0-a0-f0") is None  # an old engine's
+    token = new_write_token(stage=4)
+    assert token.startswith("0-4-") and parse_data_file(base_file_name("g", token, T % 1))
+    assert len({new_write_token() for _ in range(50)}) == 50
 
 
 def _files(*specs):
@@ -38,9 +58,9 @@ def _files(*specs):
     out = []
     for kind, fid, inst, done, *ver in specs:
         name = (
-            base_file_name(fid, "t", T % inst)
+            base_file_name(fid, "0-0-0", T % inst)
             if kind == "base"
-            else log_file_name(fid, T % inst, ver[0] if ver else 1, "t")
+            else log_file_name(fid, T % inst, ver[0] if ver else 1, "0-0-0")
         )
         out.append((parse_data_file(name), T % done))
     return out

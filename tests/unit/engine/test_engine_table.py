@@ -64,7 +64,7 @@ def test_schema_is_learned_from_the_first_commit(make_table):
 def test_write_stat_round_trips_json(make_table):
     t = make_table()
     i = t.start_instant()
-    (stat,) = t.write_files(i, rows([1]), write_token="t0-a0-1")
+    (stat,) = t.write_files(i, rows([1]), write_token="0-1-0")
     assert WriteStat.from_dict(stat.to_dict()) == stat
     assert t.commit(i, [stat.to_dict()]) > i.requested_time
 
@@ -72,8 +72,8 @@ def test_write_stat_round_trips_json(make_table):
 def test_second_eager_flush_supersedes_first_file(make_table):
     t = make_table(TableConfig(file_groups=1))
     i = t.start_instant()
-    first = t.write_files(i, rows([1, 2]), write_token="f1")
-    second = t.write_files(i, rows([2, 3], [200, 300]), write_token="f2", prior=first)
+    first = t.write_files(i, rows([1, 2]), write_token="0-1-0")
+    second = t.write_files(i, rows([2, 3], [200, 300]), write_token="0-2-0", prior=first)
     assert second[0].prev_file == first[0].file_name
     t.commit(i, first + second)
     assert as_dict(t.snapshot()) == {1: 10, 2: 200, 3: 300}
@@ -84,8 +84,8 @@ def test_second_eager_flush_supersedes_first_file(make_table):
 def test_uncommitted_and_orphan_files_are_never_read(make_table):
     t = make_table(TableConfig(file_groups=2))
     i = t.start_instant()
-    crashed = t.write_files(i, rows([1, 2, 3]), write_token="a0")  # attempt 0 died
-    retried = t.write_files(i, rows([1, 2]), write_token="a1")
+    crashed = t.write_files(i, rows([1, 2, 3]), write_token="0-0-0")  # attempt 0 died
+    retried = t.write_files(i, rows([1, 2]), write_token="0-0-1")
     assert t.snapshot().num_rows == 0  # nothing is visible before commit
     t.commit(i, retried)
     assert as_dict(t.snapshot()) == {1: 10, 2: 20}

@@ -21,6 +21,11 @@ def test_file_names_round_trip():
     assert done.file_name == "20240101000000000_20240101000000500.commit"
     for i in (req, req.with_state("inflight"), done):
         assert parse_file_name(i.file_name) == i
+    # Hudi's inflight commit has no action in its name; other inflight instants do.
+    assert req.with_state("inflight").file_name == "20240101000000000.inflight"
+    delta = Instant("20240101000000000", "deltacommit", "inflight")
+    assert delta.file_name == "20240101000000000.deltacommit.inflight"
+    assert parse_file_name("20240101000000000.commit.inflight") is None  # no instant to Hudi
     for other in (".tmp-abc-x", "2024.commit", "20240101000000000.bogus.requested", "_version_"):
         assert parse_file_name(other) is None
     with pytest.raises(ValueError):

@@ -33,20 +33,20 @@ T = "20240101000000001"
 
 
 def _stat(name: str, kind: str = "base", prev: str | None = None) -> WriteStat:
-    return WriteStat("fg-0001", name, kind, T, "w1", "upsert", 5, 3, 1, 2, 1234, prev)
+    return WriteStat("fg-0001", name, kind, T, "0-0-1", "upsert", 5, 3, 1, 2, 1234, prev)
 
 
 def _full_metadata() -> CommitMetadata:
-    base = f"fg-0001_w1_{T}.parquet"
-    log = f".fg-0001_{T}.log.2_w1"
+    base = f"fg-0001_0-0-1_{T}.parquet"
+    log = f".fg-0001_{T}.log.2_0-0-1"
     return CommitMetadata(
-        stats=[_stat(base, prev="fg-0001_w0_20231231000000000.parquet"), _stat(log, "log")],
+        stats=[_stat(base, prev="fg-0001_0-0-0_20231231000000000.parquet"), _stat(log, "log")],
         operation="delete,upsert",
         writer_id="writer-1",
         requested_seq=7,
         completion_seq=9,
         occ_baseline="20231231000000005",
-        superseded=[f"fg-0001_w0_{T}.parquet"],
+        superseded=[f"fg-0001_0-0-0_{T}.parquet"],
         arrow_schema="c2NoZW1h",
         avro_schema='{"type":"record","name":"r","fields":[]}',
         fence="e3/12",
@@ -122,7 +122,11 @@ def test_a_table_writes_hudi_properties_and_reopens_with_its_config(tmp_path):
     assert props["hoodie.table.version"] == str(TABLE_VERSION) == "8"
     assert props["hoodie.timeline.layout.version"] == str(TIMELINE_LAYOUT_VERSION) == "2"
     assert props["hoodie.table.recordkey.fields"] == "id"
-    assert props["hoodie.table.precombine.field"] == "v"
+    assert props["hoodie.table.precombine.field"] == props["hoodie.table.ordering.fields"] == "v"
+    # The engine merges by commit, whatever the ordering field: Hudi's commit-time ordering.
+    assert props["hoodie.record.merge.mode"] == "COMMIT_TIME_ORDERING"
+    assert props["hoodie.record.merge.strategy.id"] == "ce9acb64-bde0-424c-9b91-f6ebba25356d"
+    assert props["hoodie.compaction.payload.class"].endswith(".OverwriteWithLatestAvroPayload")
     assert props["hoodie.table.checksum"] == "498511606"  # java.util.zip.CRC32 of ".t"
     assert json.loads(props["hoodie.table.create.schema"])["fields"][0]["name"] == "id"
     reopened = Table.open(str(tmp_path / "t"))
@@ -139,6 +143,14 @@ def test_a_table_of_an_older_instantbench_is_refused_naming_its_format(tmp_path)
         Table.open(str(tmp_path))
     storage.write_bytes(PROPERTIES, b"hoodie.table.name=x\nhoodie.table.version=6\n")
     with pytest.raises(NotATableError, match=r"hoodie\.table\.version=6"):
+        Table.open(str(tmp_path))
+    # Format 2 named its files with write tokens Java Hudi skips: refused, not read empty.
+    Table.create(str(tmp_path / "t"), TableConfig()).close()
+    current = (tmp_path / "t" / PROPERTIES).read_text()
+    storage.write_bytes(
+        PROPERTIES, current.replace("format.version=3", "format.version=2").encode()
+    )
+    with pytest.raises(NotATableError, match=r"instantbench\.format\.version=2"):
         Table.open(str(tmp_path))
 
 

@@ -16,7 +16,7 @@ from engine.table import Table
 from tests.unit.engine.engine_helpers import HoldRecorder, held_names, rows
 
 REQUESTED = ("put", ".hoodie/timeline/T.commit.requested")
-INFLIGHT = ("put", ".hoodie/timeline/T.commit.inflight")
+INFLIGHT = ("put", ".hoodie/timeline/T.inflight")
 COMPLETED = ("put", ".hoodie/timeline/T_T.commit")
 TRUETIME = ("put", ".hoodie/.truetime")
 LOOK_AGAIN = [  # a hold after someone else's: the timeline and the generation record

@@ -29,8 +29,8 @@ def listed(table: Table) -> set[str]:
 
 def failed_attempt_then_retry(table: Table) -> tuple[str, list]:
     instant = table.start_instant()
-    table.write_files(instant, rows(range(40)), write_token="t0-a0")  # the attempt that died
-    stats = table.write_files(instant, rows(range(40)), write_token="t0-a1")
+    table.write_files(instant, rows(range(40)), write_token="0-0-0")  # the attempt that died
+    stats = table.write_files(instant, rows(range(40)), write_token="0-0-1")
     return instant.requested_time, stats
 
 
@@ -58,8 +58,8 @@ def test_a_failed_attempts_files_are_deleted_before_the_instant_completes(make_t
 def test_a_superseded_eager_flush_is_deleted(make_table):
     table = make_table(TableConfig(file_groups=1))
     instant = table.start_instant()
-    first = table.write_files(instant, rows(range(10)), write_token="f0")
-    second = table.write_files(instant, rows(range(10, 20)), write_token="f1", prior=first)
+    first = table.write_files(instant, rows(range(10)), write_token="0-0-0")
+    second = table.write_files(instant, rows(range(10, 20)), write_token="0-1-0", prior=first)
     assert second[0].prev_file == first[0].file_name
     table.commit(instant, first + second)
     assert listed(table) == committed(table) == {second[0].file_name}
@@ -88,10 +88,10 @@ def test_a_write_that_died_before_its_rename_leaves_no_temp_file(make_table):
     real = table.storage.filesystem
     table.storage.filesystem = _RenameDies(real)
     with pytest.raises(OSError):
-        table.write_files(instant, rows(range(5)), write_token="a0")
+        table.write_files(instant, rows(range(5)), write_token="0-0-0")
     table.storage.filesystem = real
     assert any(n.startswith(TEMP_PREFIX) for n in table.storage.list(""))
-    stats = table.write_files(instant, rows(range(5)), write_token="a1")
+    stats = table.write_files(instant, rows(range(5)), write_token="0-0-1")
     table.commit(instant, stats)
     assert listed(table) == committed(table) == {stats[0].file_name}
 
@@ -132,7 +132,7 @@ def test_rollback_deletes_the_files_its_markers_name_and_late_writes_fail(make_t
     assert listed(table) == before == committed(table)
     assert table.storage.list(MARKER_DIR) == []
     with pytest.raises(MarkerError, match="rolled back"):
-        table.write_files(t, rows(range(5)), write_token="late")
+        table.write_files(t, rows(range(5)), write_token="0-0-7")
     assert listed(table) == before
 
 
@@ -143,7 +143,7 @@ def test_a_writer_late_for_a_completed_instant_writes_nothing(make_table):
     stats = table.write_files(instant, rows(range(10)))
     table.commit(instant, stats)
     with pytest.raises(EngineError, match="completed"):
-        other.write_files(instant, rows(range(10, 20)), write_token="zombie")
+        other.write_files(instant, rows(range(10, 20)), write_token="0-0-9")
     assert listed(table) == committed(table)
 
 
@@ -166,7 +166,7 @@ def test_markers_off_leaves_the_failed_attempts_files_for_a_listing_to_see(make_
     t, stats = failed_attempt_then_retry(table)
     table.commit(t, stats)
     orphans = listed(table) - committed(table)
-    assert orphans and all("_t0-a0_" in name for name in orphans)
+    assert orphans and all("_0-0-0_" in name for name in orphans)
     assert not table.storage.exists(marker_dir(t))
     assert {f.name for f in table.orphan_files()} == orphans
 

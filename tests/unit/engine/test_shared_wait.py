@@ -74,7 +74,7 @@ def test_commit_and_start_is_one_hold_and_one_wait_where_two_would_be(tmp_path):
         ("put", ".hoodie/.truetime"),  # one record write for both times
         ("put", ".hoodie/timeline/T_T.commit"),
         ("put", ".hoodie/timeline/T.commit.requested"),
-        ("put", ".hoodie/timeline/T.commit.inflight"),
+        ("put", ".hoodie/timeline/T.inflight"),
     ]
     assert completion < nxt.requested_time
     requested = table.timeline.read_metadata(nxt.requested_time)

@@ -29,13 +29,15 @@ def test_a_torn_file_fails_the_write(tmp_path):
     table = _table(tmp_path, verify=True)
     instant = table.start_instant()
     with pytest.raises(CorruptFileError, match="torn write"):
-        table.write_files(instant, pa.table({"id": [1, 2, 3]}), op="insert", write_token="a")
+        table.write_files(instant, pa.table({"id": [1, 2, 3]}), op="insert", write_token="0-0-0")
 
 
 def test_without_verification_the_commit_refuses_the_torn_file(tmp_path):
     table = _table(tmp_path, verify=False)
     instant = table.start_instant()
-    stats = table.write_files(instant, pa.table({"id": [1, 2, 3]}), op="insert", write_token="a")
+    stats = table.write_files(
+        instant, pa.table({"id": [1, 2, 3]}), op="insert", write_token="0-0-0"
+    )
     with pytest.raises(CorruptFileError):
         table.commit(instant, stats)
     assert table.snapshot().num_rows == 0

@@ -35,7 +35,7 @@ def test_the_shipped_suites_parse() -> None:
     soak = load_suite(SUITES / "false-alarms.yaml")
     assert [(e.id, e.repeat) for e in soak.entries][:2] == [("smoke", 20), ("bank", 20)]
     switched_on = [e.scenario.engine.safety for e in soak.entries[2:]]
-    assert len(switched_on) == 4 and all(all(s.model_dump().values()) for s in switched_on)
+    assert len(switched_on) == 5 and all(all(s.model_dump().values()) for s in switched_on)
 
 
 def test_overrides_keep_the_series_id(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def _write_and_commit(table: Table, parts: dict[int, pa.Table]) -> str:
         writer = Table.open(
             table.path, writer_id=f"writer:{task}", max_skew_ms=0, new_keys_by_bucket=True
         )
-        stats += writer.write_files(instant, part, "upsert", write_token=f"t{task}")
+        stats += writer.write_files(instant, part, "upsert", write_token=f"{task}-0-0")
         writer.close()
     return table.commit(instant, stats)
 

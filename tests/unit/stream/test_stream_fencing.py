@@ -15,7 +15,7 @@ def test_a_zombie_coordinator_creates_no_instant(tmp_path, fencing):
     zombie = h.coordinator
     h.restart_coordinator(close_old=False)  # a successor took the epoch
     before = {i.requested_time for i in h.table.timeline.reload().instants()}
-    answer = zombie.request_instant(99, wait_s=5.0)  # a writer of the old driver asks
+    answer = zombie.request_instant(0, wait_s=5.0)  # a writer of the old driver's batch 1
     created = {i.requested_time for i in h.table.timeline.reload().instants()} - before
     if fencing:
         assert answer["status"] == "ERROR" and "sealed" in answer["error"]
