@@ -46,9 +46,13 @@ def prerequisite() -> Callable[[bool, str], None]:
 # own), docker containers (named after their cluster id).
 #
 # A test marked `whole_machine` asserts something a second run beside it could move (a
-# fault that must land inside a window of the stream's own clock, a throughput figure): it
-# takes every lane, so no other Spark or cluster test runs while it does (unit tests may,
-# as they always did beside the one lane).
+# fault that must land inside a window of the stream's own clock, a run too short to
+# commit under a second run's load): it takes every lane, so no other Spark or cluster
+# test runs while it does (unit tests may, as they always did beside the one lane). Each
+# is marked where it is defined, with what moved when it ran beside a second lane
+# (tests/integration: test_bank.py, test_hudi.py, and test_detection.py's and
+# test_faults.py's WHOLE_MACHINE);
+# forcing its race by an event instead of a time frees it again.
 MACHINE_LANES = 2
 LANE_HOSTS = ("127.0.0.20", "127.0.0.30")  # a block of 10 each: master + up to 9 workers
 LANE_DIR_ENV = "INSTANTBENCH_LANE_DIR"  # the lock files' folder (a test of the lanes' own)

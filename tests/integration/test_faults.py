@@ -47,7 +47,22 @@ SERVICES = {"coordinator-crash"}
 ACK_OUTCOMES = {"delay_ack": {"committed", "ignored_stale"}, "stale_ack": {"ignored_stale"}}
 
 
-@pytest.mark.parametrize("name", sorted(FAULTS))
+# Fault runs whose outcome a run beside them could move (measured with two machine lanes
+# under other engineers' load, issue 28): they hold the whole machine (tests/conftest.py)
+# until their fault lands by an event instead of a time. drop-ack: its readers must see
+# committed rows by 4-s reads of a 26-s run (isolation said unknown: no read returned a
+# row); storage-error: the one put failing at 12 s must be a commit's (under load it was
+# the table lock's, the coordinator failed and the driver did not stop cleanly).
+WHOLE_MACHINE = {"drop-ack", "storage-error"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=[pytest.mark.whole_machine] * (n in WHOLE_MACHINE))
+        for n in sorted(FAULTS)
+    ],
+)
 def test_fault_happens_and_checks_stay_valid(run, name):
     kind, proof = FAULTS[name]
     outcome = run(f"faults/{name}", *OVERRIDES.get(name, ()))
