@@ -94,7 +94,7 @@ EVENTS: dict[Kind, Event] = {
     Kind.TXN: _event("writer op instant outcome attempts latency_ms rows error"),
     Kind.TXN_COMMIT: _event("writer instant completed", "instant"),
     Kind.READ: _event(
-        "reader read_kind as_of begin end read_at rows fingerprint instants total accounts",
+        "reader read_kind as_of begin end read_at rows fingerprint instants files total accounts",
         "reader read_kind",
     ),
     Kind.READ_ERROR: _event("reader read_kind as_of begin end error", "reader error"),

@@ -55,6 +55,7 @@ class ArchivedTimeline:
         self.version = 0
         self._runs: list[_Run] = []
         self._by_time: dict[str, tuple[Instant, str]] = {}  # requested -> (instant, run)
+        self._rows: list[Instant] = []  # every row of the live runs, copies included
         self._ordered: list[Instant] = []
         self._meta_cache: dict[str, dict[str, bytes]] = {}  # run -> requested -> metadata
         self._max_time: str | None = None
@@ -82,6 +83,7 @@ class ArchivedTimeline:
         manifest = json.loads(self.storage.read_bytes(f"{HISTORY_DIR}/manifest_{version}"))
         runs = [_Run(r["name"], r["level"]) for r in manifest["runs"]]
         by_time: dict[str, tuple[Instant, str]] = {}
+        rows = []
         for run in runs:
             t = self.storage.read_parquet(
                 f"{HISTORY_DIR}/{run.name}", columns=["requested_time", "completion_time", "action"]
@@ -91,7 +93,8 @@ class ArchivedTimeline:
                 # A crash between archiving and deleting the active files can archive an
                 # instant twice; both copies are identical.
                 by_time.setdefault(req, (Instant(req, action, COMPLETED, comp), run.name))
-        self.version, self._runs, self._by_time = version, runs, by_time
+                rows.append(Instant(req, action, COMPLETED, comp))
+        self.version, self._runs, self._by_time, self._rows = version, runs, by_time, rows
         self._ordered = sorted((i for i, _ in by_time.values()), key=lambda i: i.completed_at)
         self._max_time = manifest.get("max_time")
         self._meta_cache = {
@@ -101,6 +104,12 @@ class ArchivedTimeline:
     def instants(self) -> list[Instant]:
         """Archived instants ordered by completion time."""
         return list(self._ordered)
+
+    def rows(self) -> list[Instant]:
+        """Every archived row, copies included (`instants` keeps one per requested time):
+        an instant completed twice is archived with two completion times, and a judge
+        counts its completions here."""
+        return list(self._rows)
 
     def __len__(self) -> int:
         return len(self._by_time)
@@ -220,7 +229,9 @@ def _max_of(instant: Instant) -> str:
 
 
 def _dedupe(entries: list[tuple[Instant, bytes]]) -> list[tuple[Instant, bytes]]:
-    seen: dict[str, tuple[Instant, bytes]] = {}
+    """One row per completion: copies of one (an archival a crash repeated) are identical,
+    while two completion times of one instant are two completions, kept as evidence."""
+    seen: dict[tuple[str, str | None], tuple[Instant, bytes]] = {}
     for entry in entries:
-        seen.setdefault(entry[0].requested_time, entry)
+        seen.setdefault((entry[0].requested_time, entry[0].completion_time), entry)
     return list(seen.values())

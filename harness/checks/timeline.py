@@ -7,8 +7,10 @@ taken under the table lock with each generated time and recorded in the instant'
 No clock fault moves it and no crash erases it, unlike the processes' clocks or history.
 
 Each instant is a dict: requested, completed (None unless completed), action, state,
-files_exist, missing_files, committed_count, rolled_back, and generated: the times its
-files record, [{kind: requested | completion, time, seq}] (seq None where no number was
+files_exist, missing_files, committed_count (its completions, archived and active
+together, or the history's commit events if more), completion_times (the table's, where
+known), rolled_back, and generated: the times its files record, [{kind: requested |
+completion, time, seq}] (seq None where no number was
 recorded; a rollback also lists the times of the instant it removed). Without `generated`
 the instant's times count as unnumbered. `last_generated` is the store's final record,
 {"time", "seq"}, or {"error": why it could not be read}, or None if there is none.
@@ -20,7 +22,13 @@ slice silently drops every update completed in between). A completed stream comm
 its checkpoint id as `stream_checkpoint`, for the checkpoint-order rule: requested times
 ascend with checkpoint ids (Hudi's readers merge a slice's logs in requested-time order,
 so an earlier checkpoint's instant requested later lets its older rows win). Batch
-writers' instants carry none and may interleave freely.
+writers' instants carry none and may interleave freely. A completed data write or
+compaction lists the data files it owns as `files` (its commit metadata's), for the
+orphan rule: every row a read returned (`reads`: the run's `read` events, each with
+`files`, {file name: rows}) came from a file some completed instant that was not rolled
+back owns. A file none owns (a rolled-back or never-completed instant's, or one its
+instant's commit left out) is an orphan, and its rows a dirty read. Whether the owner had
+completed by the time of the read is the isolation check's.
 """
 
 from __future__ import annotations
@@ -29,9 +37,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engine.timeline.instant import COMMIT_ACTIONS
 from harness.checks.result import CheckResult, capped
 
 NAME = "timeline"
+# What names a read in the evidence of an orphan it returned.
+_READ_KEYS = ("reader", "read_kind", "as_of", "begin", "end", "read_at")
 
 
 def _duplicates(values: Iterable[Any]) -> list[dict[str, Any]]:
@@ -166,21 +177,49 @@ def _checkpoint_order(instants: list[Mapping[str, Any]]) -> list[dict[str, Any]]
     return crossed
 
 
-def timeline(
-    instants: Iterable[Mapping[str, Any]],
-    orphans: Mapping[str, Any] | None = None,
-    last_generated: Mapping[str, Any] | None = None,
-) -> CheckResult:
-    """`orphans`: {"files": [orphan data files left behind], "read": [orphans a read returned]}."""
-    instants = list(instants)
-    if not instants:
-        return CheckResult(NAME, "unknown", {"reason": "no instants on the timeline"})
+def _orphans_read(
+    instants: list[Mapping[str, Any]], reads: list[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """(rows reads returned from files no completed instant owns, reasons some reads could
+    not be judged)."""
+    owners = [
+        i
+        for i in instants
+        if i.get("state") == "completed"
+        and i.get("action") in COMMIT_ACTIONS
+        and not i.get("rolled_back")
+    ]
+    unlisted = [i["requested"] for i in owners if i.get("files") is None]
+    if reads and unlisted:
+        # An owner whose files are unknown could own any file read: nothing is judged.
+        return [], [f"{len(unlisted)} completed instants list no files"]
+    owned = {f for i in owners for f in i.get("files") or []}
+    found, unjudged = [], 0
+    for r in reads:
+        files: Mapping[str, int] | None = r.get("files")
+        # Rows without a file name (or a read that recorded none) could be an orphan's.
+        if files is None or sum(files.values()) < r.get("rows", 0):
+            unjudged += 1
+            continue
+        found += [
+            {**{k: r.get(k) for k in _READ_KEYS}, "file": name, "rows": n}
+            for name, n in files.items()
+            if name not in owned
+        ]
+    partial = [f"{unjudged} reads do not name the file of every row"] if unjudged else []
+    return found, partial
+
+
+def _violations(
+    instants: list[Mapping[str, Any]],
+    not_increasing: list[dict[str, Any]],
+    orphans_read: list[dict[str, Any]],
+) -> dict[str, list[Any]]:
+    """Each rule's findings, by the rule's name in the evidence."""
     completed = [i for i in instants if i.get("state") == "completed"]
     no_time = [i["requested"] for i in completed if i.get("completed") is None]
     timed = [i for i in completed if i.get("completed") is not None]
-    not_increasing, partial, order_evidence = _order(_generations(instants), last_generated)
-
-    violations: dict[str, list[Any]] = {
+    return {
         "requested_duplicates": _duplicates(i["requested"] for i in instants),
         "completion_duplicates": _duplicates(i["completed"] for i in timed),
         # In order of generation, a time not above every earlier one (names both times).
@@ -196,7 +235,11 @@ def timeline(
             if not i.get("files_exist", True) or i.get("missing_files")
         ],
         "committed_twice": [
-            {"instant": i["requested"], "count": i["committed_count"]}
+            {
+                "instant": i["requested"],
+                "count": i["committed_count"],
+                "completion_times": i.get("completion_times"),
+            }
             for i in instants
             if i.get("committed_count", 0) > 1
         ],
@@ -208,17 +251,36 @@ def timeline(
             if i.get("rolled_back")
             and (i.get("committed_count", 0) > 0 or i.get("state") == "completed")
         ],
-        "orphans_read": list((orphans or {}).get("read", [])),
+        # Rows a read returned from a data file no completed instant owns: a dirty read.
+        "orphans_read": orphans_read,
         # A merge of an older slice than the newest completed: the updates between are lost.
         "stale_base": _stale_bases(instants),
         # A stream commit requested before a commit of an earlier checkpoint.
         "checkpoint_order": _checkpoint_order(instants),
     }
+
+
+def timeline(
+    instants: Iterable[Mapping[str, Any]],
+    orphans: Iterable[str] | None = None,
+    last_generated: Mapping[str, Any] | None = None,
+    reads: Iterable[Mapping[str, Any]] = (),
+) -> CheckResult:
+    """`orphans`: the orphan data files left in the table (evidence only: a read of one,
+    or of an orphan since deleted, is found in `reads`)."""
+    instants, reads = list(instants), list(reads)
+    if not instants:
+        return CheckResult(NAME, "unknown", {"reason": "no instants on the timeline"})
+    not_increasing, partial, order_evidence = _order(_generations(instants), last_generated)
+    orphans_read, unjudged = _orphans_read(instants, reads)
+    partial += unjudged
+    violations = _violations(instants, not_increasing, orphans_read)
     evidence: dict[str, Any] = {
         "instants": len(instants),
-        "completed": len(completed),
+        "completed": sum(1 for i in instants if i.get("state") == "completed"),
         "rolled_back": sum(1 for i in instants if i.get("rolled_back")),
-        "orphan_files": len((orphans or {}).get("files", [])),
+        "orphan_files": len(list(orphans or [])),
+        "reads": len(reads),
         "generation_order": order_evidence,
     }
     for key, found in violations.items():
@@ -226,6 +288,6 @@ def timeline(
     if any(violations.values()):
         return CheckResult(NAME, "invalid", evidence)
     if partial:
-        # No violation among what is numbered, but the order of the rest is not known.
+        # No violation among what is judged, but the rest (order, reads) is not known.
         return CheckResult(NAME, "unknown", {**evidence, "reason": "; ".join(partial)})
     return CheckResult(NAME, "valid", evidence)

@@ -225,8 +225,9 @@ def _exactly_once_check(i: Inputs) -> CheckResult:
 
 
 def _timeline_check(i: Inputs) -> CheckResult:
-    orphans = {"files": i.final.orphan_files, "read": []}
-    return timeline(_timeline_input(i.events, i.final), orphans, i.final.last_generated)
+    instants = _timeline_input(i.events, i.final)
+    # The run's reads, judged for rows of files no completed instant owns.
+    return timeline(instants, i.final.orphan_files, i.final.last_generated, i.reads)
 
 
 def _isolation_check(i: Inputs) -> CheckResult:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import pyarrow as pa
@@ -13,7 +15,8 @@ from engine.errors import CorruptInstantError
 from engine.layout.file_names import data_file
 from engine.stream.table_port import STREAM_TAG
 from engine.table import Table, cleaning
-from engine.timeline.instant import Instant
+from engine.timeline import ActiveTimeline, CommitMetadata
+from engine.timeline.instant import COMMIT_ACTIONS, Instant
 from engine.timeline.sequence import StoredLastGenerated, generated_times
 from harness.checks.retention import clean_boundaries, window_start
 from harness.pipeline.checkpoints import read_checkpoint
@@ -67,14 +70,41 @@ def _raw_rows(paths: RunPaths) -> pa.Table:
     return ds.dataset(files, schema=SCHEMA, format="parquet").to_table(columns=READ_COLUMNS)
 
 
-def _generated(table: Table, instant: Instant) -> list[dict[str, Any]]:
+def _metadata(table: Table, instant: Instant, archived: bool = False) -> CommitMetadata | None:
+    """An instant's metadata, None where it cannot be read. `archived`: the archived copy's
+    of an instant also completed on the active timeline (which read_metadata would read);
+    of two archived completions only the one the archive keeps is readable."""
+    try:
+        if not archived:
+            return table.timeline.read_metadata(instant)
+        archive = table.timeline.archive
+        if archive.get(instant.requested_time) != instant:
+            return None
+        raw = archive.metadata_bytes(instant.requested_time)
+        return CommitMetadata.from_avro_bytes(raw, f"archived {instant.file_name}")
+    except (OSError, KeyError, CorruptInstantError):
+        return None
+
+
+def _generated(table: Table, instant: Instant, archived: bool = False) -> list[dict[str, Any]]:
     """The times an instant's files record with their generation sequence numbers (None
     where a file records none or cannot be read: the checker treats that as unknown)."""
-    try:
-        meta = table.timeline.read_metadata(instant)
-    except (OSError, KeyError, CorruptInstantError):
-        meta = None
-    return generated_times(instant, meta)
+    return generated_times(instant, _metadata(table, instant, archived))
+
+
+def _completions(timeline: ActiveTimeline) -> dict[str, list[tuple[Instant, bool]]]:
+    """Every completion of each requested time as (instant, archived): the active
+    timeline's completed files (two for one time: a collision) and every archived row (one
+    archived and one active: completed again after its archival). One completion archived
+    and still active (a crash between archiving and removing the active file) is one."""
+    active = [*timeline.completed(), *chain(*timeline.duplicated_times().values())]
+    found: dict[str, dict[str | None, tuple[Instant, bool]]] = defaultdict(dict)
+    for instant, archived in [
+        *((i, False) for i in active),
+        *((i, True) for i in timeline.archive.rows()),
+    ]:
+        found[instant.requested_time].setdefault(instant.completion_time, (instant, archived))
+    return {t: list(c.values()) for t, c in found.items()}
 
 
 def _last_generated(table: Table) -> dict[str, Any] | None:
@@ -118,6 +148,14 @@ def _cow_bases(table: Table, instant: Instant) -> list[dict[str, Any]]:
     return out
 
 
+def _files(table: Table, instant: Instant) -> list[str]:
+    """The data files a completed data write or compaction owns (its commit metadata's):
+    the timeline check's orphan rule takes rows of any other file as a dirty read."""
+    if not instant.is_completed or instant.action not in COMMIT_ACTIONS:
+        return []
+    return [f.name for f in table.catalog.files_of(instant)]
+
+
 def retention_of(table: Table, retain_commits: int) -> Retention:
     """The cleaner's window of `table` under `retain_commits`, recomputed."""
     timeline = table.timeline.reload()
@@ -146,14 +184,18 @@ def _timeline_instants(
     """`deletable`: files a clean may have deleted (gone by design; none by default)."""
     timeline = table.timeline.reload()
     rolled_back = timeline.rolled_back()
-    # Two completed files for one requested time: the instant was committed twice.
-    duplicated = timeline.duplicated_times()
-    completions = {t: len(v) for t, v in duplicated.items()}
+    # Two completions for one requested time: the instant was committed twice.
+    completions = _completions(timeline)
     out = []
     for instant in timeline.instants() + timeline.completed(include_archived=True):
         generated = _generated(table, instant)
-        for twin in duplicated.get(instant.requested_time, []):
-            generated += _generated(table, twin)  # each completed file was a generation
+        owned = _files(table, instant)
+        own = completions.get(instant.requested_time, [])
+        for twin, archived in own:
+            if twin.completion_time != instant.completion_time:
+                generated += _generated(table, twin, archived)  # each was a generation
+                meta = _metadata(table, twin, archived)
+                owned += [s.file_name for s in meta.stats] if meta else []
         missing: list[str] = []
         if instant.is_completed and instant.action != "rollback":
             missing = [
@@ -170,10 +212,10 @@ def _timeline_instants(
                 "files_exist": not missing,
                 "missing_files": missing,
                 "rolled_back": instant.requested_time in rolled_back,
-                "completions": completions.get(
-                    instant.requested_time, 1 if instant.is_completed else 0
-                ),
+                "completions": len(own),
+                "completion_times": sorted(str(t.completion_time) for t, _ in own),
                 "generated": generated,
+                "files": owned,
                 "writes": _cow_bases(table, instant),
                 "stream_checkpoint": _stream_checkpoint(table, instant),
             }

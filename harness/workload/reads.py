@@ -15,6 +15,8 @@ from harness.checks import fingerprint
 
 COLUMNS = ["id", "event_id", "account", "amount"]
 COMMIT_TIME = "_hoodie_commit_time"
+FILE_NAME = "_hoodie_file_name"
+META = [COMMIT_TIME, FILE_NAME]  # where each row came from: its instant and its data file
 SWEEP_POINTS = 100  # completed instants the final bank sweep reads as of (at most)
 
 
@@ -41,13 +43,13 @@ def perform_read(
 ) -> dict[str, Any]:
     """Run a snapshot / as_of / incremental read; return the facts the checks compare."""
     if read_kind == "snapshot":
-        rows = table.snapshot(columns=[*COLUMNS, COMMIT_TIME], with_meta=True)
+        rows = table.snapshot(columns=[*COLUMNS, *META], with_meta=True)
     elif read_kind == "as_of":
         if as_of is None:
             raise ValueError("an as_of read needs as_of")
-        rows = table.as_of(as_of, columns=[*COLUMNS, COMMIT_TIME], with_meta=True)
+        rows = table.as_of(as_of, columns=[*COLUMNS, *META], with_meta=True)
     else:
-        rows = table.incremental(begin, end, columns=[*COLUMNS, COMMIT_TIME], with_meta=True)
+        rows = table.incremental(begin, end, columns=[*COLUMNS, *META], with_meta=True)
     record: dict[str, Any] = {
         "read_kind": read_kind,
         "as_of": as_of,
@@ -62,10 +64,20 @@ def perform_read(
             item["values"]: item["counts"]
             for item in pc.value_counts(rows.column(COMMIT_TIME)).to_pylist()
         },
+        # Rows per data file they were read from: checked against the files the completed
+        # instants own (a file none owns is an orphan, and rows of it a dirty read). Rows
+        # without a file name are in no count: fewer counted than `rows` cannot be judged.
+        "files": _file_counts(rows.column(FILE_NAME)),
     }
     if bank:
         record.update(bank_fields(rows, read_kind))
     return record
+
+
+def _file_counts(column: pa.ChunkedArray) -> dict[str, int]:
+    """Rows per file name (a null names no file: JSON would turn its key into "null")."""
+    counts = pc.value_counts(column).to_pylist()
+    return {item["values"]: item["counts"] for item in counts if item["values"] is not None}
 
 
 def _point_in_time(table: Table, bound: str | None) -> str | None:

@@ -16,7 +16,8 @@ def commit_opening_balances(table: Table, accounts: int) -> dict[str, Any]:
     """Commit the opening balances of `accounts`; returns an as-of read of that commit."""
     spec = EventSpec(mode="bank", seed=1, partitions=2, accounts=accounts)
     instant = table.start_instant()
-    completed = table.commit(instant, table.write_files(instant, opening_balances(spec), "insert"))
+    stats = table.write_files(instant, opening_balances(spec), "insert")
+    completed = table.commit(instant, stats)
     return {
         "t": 1.0,
         "kind": "read",
@@ -28,6 +29,7 @@ def commit_opening_balances(table: Table, accounts: int) -> dict[str, Any]:
         "rows": accounts,
         "fingerprint": fingerprint(-1 - np.arange(accounts)),
         "instants": {instant.requested_time: accounts},
+        "files": {s.file_name: s.num_rows for s in stats},
         "total": accounts * OPENING_BALANCE,
         "accounts": accounts,
     }

@@ -46,7 +46,7 @@ def last(seq: int) -> dict[str, Any]:
 def test_a_clean_timeline_is_valid() -> None:
     rolled = instant(3, state="inflight", completed=None, committed_count=0, rolled_back=True)
     rolled["generated"] = rolled["generated"][:1]
-    r = timeline([instant(0), instant(1), instant(2), rolled], {"files": ["o.parquet"]}, last(7))
+    r = timeline([instant(0), instant(1), instant(2), rolled], ["o.parquet"], last(7))
     assert r.verdict == "valid", r.evidence
     assert r.evidence["orphan_files"] == 1 and r.evidence["rolled_back"] == 1
     assert r.evidence["generation_order"]["numbered"] == 7
@@ -147,9 +147,27 @@ def test_timeline_violations(bad: dict[str, Any], field: str) -> None:
     assert r.verdict == "invalid" and r.evidence[field]["count"] == 1
 
 
-def test_a_read_orphan_is_invalid() -> None:
-    r = timeline([instant(0)], {"files": ["o.parquet"], "read": ["o.parquet"]}, last(2))
-    assert r.verdict == "invalid" and r.evidence["orphans_read"]["items"] == ["o.parquet"]
+def _read(files: dict[str, int]) -> dict[str, Any]:
+    return {"reader": "reader:0", "read_kind": "snapshot", "rows": 3, "files": files}
+
+
+def test_a_read_of_a_file_no_completed_instant_owns_is_invalid() -> None:
+    owner = instant(0, files=["a.parquet"])
+    clean = _read({"a.parquet": 3})
+    assert timeline([owner], None, last(2), [clean]).verdict == "valid"
+    r = timeline([owner], ["o.parquet"], last(2), [clean, _read({"a.parquet": 2, "o.parquet": 1})])
+    assert r.verdict == "invalid"
+    [item] = r.evidence["orphans_read"]["items"]
+    assert (item["file"], item["rows"], item["reader"]) == ("o.parquet", 1, "reader:0")
+    # A rolled-back instant owns nothing: its file is an orphan even if it is gone now.
+    gone = instant(1, files=["b.parquet"], rolled_back=True, state="inflight", completed=None)
+    r = timeline([owner, gone], None, last(4), [_read({"b.parquet": 3})])
+    assert [i["file"] for i in r.evidence["orphans_read"]["items"]] == ["b.parquet"]
+
+
+def test_reads_are_not_judged_against_an_instant_that_lists_no_files() -> None:
+    r = timeline([instant(0)], None, last(2), [_read({"a.parquet": 3})])
+    assert r.verdict == "unknown" and "list no files" in r.evidence["reason"]
 
 
 def test_an_empty_timeline_is_unknown() -> None:
