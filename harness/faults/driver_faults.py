@@ -9,7 +9,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from functools import partial
 from typing import Any
 
 from engine.clock import AdjustableClock, SystemClock
@@ -135,17 +134,13 @@ class DriverFaults(FaultRecorder):
                 o, batch_id, notify, STALE_REPLAY_AFTER_S, replay_after_s=STALE_REPLAY_AFTER_S
             )
         # Every drop fault due now has had all its hits (else this ACK was dropped above):
-        # this delivery is the one that must subsume them. The fault counts as applied once
-        # the coordinator has handled it: what it did then is what the checks judge.
-        followed = [o for o in self._due(DropAck) if self.fired.mark(ack_followed(o.label))]
-        delivered_s = self.elapsed()
-        ack = notify(batch_id)
-        for o in followed:
-            ack.add_done_callback(partial(self._drop_followed, o, batch_id, delivered_s))
-
-    def _drop_followed(self, o: Occurrence[Any], batch_id: int, at_s: float, done: Future) -> None:
-        dropped = int(o.fault.count)
-        self._ack_handled(o, batch_id, at_s, at_s, done, dropped=dropped, subsumed_by=batch_id)
+        # this delivery is the one that must subsume them, and the fault counts as applied
+        # as it goes to the coordinator (not once handled: a coordinator crash at that ACK
+        # leaves the subsuming to its successor's recovery, which the checks judge too).
+        for o in self._due(DropAck):
+            if self.fired.mark(ack_followed(o.label)):
+                self._record(o, checkpoint_id=batch_id, dropped=o.fault.count, subsumed_by=batch_id)
+        notify(batch_id)
 
     def _deliver_later(
         self, o: Occurrence[Any], batch_id: int, notify: Notify, after_s: float, **evidence: Any

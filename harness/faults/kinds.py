@@ -131,11 +131,10 @@ PARTS: dict[FaultKind, FaultPart] = {
         ),
     ),
     FaultKind.DROP_ACK: _ack(
-        "the coordinator has handled the ACK delivered after all `count` were withheld (each "
-        "withheld one an `ack` event with action dropped; that later ACK must subsume them)",
+        "the ACK after all `count` were withheld goes to the coordinator (each withheld one "
+        "an `ack` event with action dropped; that later ACK must subsume them)",
         "dropped",
         "subsumed_by",
-        *_HANDLED,
     ),
     FaultKind.DELAY_ACK: _ack(
         "the coordinator has handled the late ACK (a run that ends first records nothing)",
