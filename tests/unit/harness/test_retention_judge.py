@@ -5,18 +5,12 @@ it made fail, which the reader's own `read_out_of_window` label cannot excuse.""
 
 from __future__ import annotations
 
-from engine.table import Table, cleaning
+from test_reads_retention_window import _rewrites
+
+from engine.table import cleaning
 from harness.checks.retention import clean_boundaries, excused, in_window
 from harness.runner.final_state import _timeline_instants, retention_of
-from tests.unit.harness.test_isolation_dirty_reads import new_table, rows
-
-
-def _rewrites(table: Table, n: int) -> list[str]:
-    out = []
-    for _ in range(n):
-        instant = table.start_instant()
-        out.append(table.commit(instant, table.write_files(instant, rows(range(4)))))
-    return out
+from tests.unit.harness.test_isolation_dirty_reads import new_table
 
 
 def test_a_cleaner_that_kept_fewer_commits_than_configured_is_caught(tmp_path) -> None:
