@@ -438,7 +438,9 @@ class Coordinator:
     def _commit_entries(
         self, entries: list[BufferEntry], ack_time: float, ack_id: int | None = None
     ) -> list[str]:
-        """Commit `entries` in order; returns the instants committed."""
+        """Commit `entries` in order; returns the instants committed. A failed coordinator
+        commits nothing more: commits queued behind the failing one would otherwise land."""
+        self._raise_if_failed()
         committed: list[str] = []
         if ack_id is not None:
             self.fault_hook("after_ack_before_commit", {"checkpoint_id": ack_id})

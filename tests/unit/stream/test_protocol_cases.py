@@ -270,6 +270,36 @@ def test_zombie_coordinator_is_fenced(tmp_path, fencing):
     zombie.close()
 
 
+def test_a_failed_coordinator_commits_nothing_queued_behind_the_failure(tmp_path):
+    """The interleaving a loaded machine produced: the new batch's ACK is dispatched while
+    the commit that fails (the zombie took its instant) still waits on the commit thread."""
+    h = StreamHarness(str(tmp_path), safety=Safety(fencing=False))
+    h.run_batch()
+    b = h.run_batch(ack=False)
+    release, reached = threading.Event(), threading.Event()
+    h.set_coordinator_fault(block_at("after_ack_before_commit", release, reached))
+    zombie_ack = h.coordinator.notify_checkpoint_complete(b)
+    assert reached.wait(GUARD_S)
+    zombie = h.coordinator
+    h.restart_coordinator(close_old=False)
+    release.set()
+    zombie_ack.result(GUARD_S)
+    hold_commits = threading.Event()
+    h.coordinator._committer.submit(hold_commits.wait)
+    nxt = h.start_batch()  # restored writers re-send batch b: its commit queues behind
+    for task in range(h.parallelism):
+        h.consume(task, ids(nxt, task, 7))
+    h.checkpoint()
+    ack = h.coordinator.notify_checkpoint_complete(nxt)
+    h.coordinator._meta.submit(lambda: None).result(GUARD_S)  # the ACK is dispatched
+    completed_before = h.table.timeline.reload().completed()
+    hold_commits.set()
+    with pytest.raises(StreamError, match="already completed"):
+        ack.result(GUARD_S)
+    assert h.table.timeline.reload().completed() == completed_before
+    zombie.close()
+
+
 # ---------------------------------------------------------------- overdue instants
 def test_an_acked_instant_not_ready_is_overdue_until_the_next_ack_commits_it(tmp_path):
     h = StreamHarness(str(tmp_path))
