@@ -68,39 +68,15 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.checks.hudi_read_plan import (
+    MAX_PULLS,
+    MAX_TIME_TRAVEL,
+    Completed,
+    plan_reads,
+)
 from harness.checks.result import MAX_LISTED, CheckResult, capped, fail_closed
 
 NAME = "hudi_reader"
-# Reads compared at most, spread evenly (each read runs on both readers); the counts
-# compared, comparable and skipped are in the evidence.
-MAX_TIME_TRAVEL = 24
-MAX_PULLS = 48
-# Rows a reader reads at most for time travel and pulls together (a pull reads whole file
-# slices): a large table gets fewer reads, never fewer than the snapshot and one of each.
-ROW_BUDGET = 40_000_000
-
-
-@dataclass(frozen=True)
-class Completed:
-    """A completed instant whose files either reader reads (data commits, compactions)."""
-
-    requested: str
-    completed: str
-    action: str
-    data: bool = True  # an incremental pull reads it (not a compaction)
-    groups: frozenset[str] = frozenset()  # the file groups it wrote files in
-    archived: bool = False  # moved to the archived timeline (hudi-rs pulls cannot see it)
-
-
-@dataclass(frozen=True)
-class Pull:
-    """One incremental pull (begin, end] by completion time: one instant completed in it."""
-
-    instant: str  # requested time of that instant
-    begin: str | None
-    end: str
-
-
 @dataclass(frozen=True)
 class Contested:
     """Keys two data instants both wrote into one file group in crossed order: `early` was
@@ -206,100 +182,6 @@ class Reads(Protocol):
     def incremental(self, begin: str | None, end: str) -> pa.Table: ...
 
 
-def time_travel_points(
-    instants: list[Completed],
-) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
-    """([(c, T)]: the engine's as-of c and hudi-rs's time travel to T select the same
-    instants; the completion times skipped, with the instants that break the rule), in
-    completion order."""
-    by_completion = sorted(instants, key=lambda i: i.completed)
-    points, skipped = [], []
-    for n, inst in enumerate(by_completion):
-        c = inst.completed
-        upto = max(i.requested for i in by_completion[: n + 1])
-        later = by_completion[n + 1 :]
-        overtaken = sorted(i.requested for i in later if i.requested < upto)
-        done = by_completion[: n + 1]
-        pending = sorted(
-            k.requested
-            for k in later
-            if not k.data
-            and any(j.data and j.groups & k.groups and j.completed >= k.requested for j in done)
-        )
-        if overtaken or pending:
-            why: dict[str, Any] = {"as_of": c, "hudi_as_of": upto}
-            if overtaken:
-                why["requested_earlier_completed_later"] = overtaken
-            if pending:
-                why["compaction_pending"] = pending
-            skipped.append(why)
-        else:
-            points.append((c, upto))
-    return points, skipped
-
-
-def slice_keys(instants: list[Completed]) -> dict[str, set[str]]:
-    """Per file group, the keys of the file slices hudi-rs files its logs under (each the
-    requested time of the instant that opened it): every compaction's, and, when no compaction
-    was requested before it completed, the requested time of the first log write to
-    complete (hudi-rs opens a log-only slice with it; later logs join the newest slice
-    keyed at or before their completion)."""
-    keys: dict[str, set[str]] = {}
-    compactions = [i for i in instants if not i.data]
-    for k in compactions:
-        for g in k.groups:
-            keys.setdefault(g, set()).add(k.requested)
-    first: dict[str, Completed] = {}
-    for i in sorted(instants, key=lambda i: i.completed):
-        if i.action == "deltacommit":
-            for g in i.groups:
-                first.setdefault(g, i)
-    for g, f in first.items():
-        if not any(g in k.groups and k.requested <= f.completed for k in compactions):
-            keys.setdefault(g, set()).add(f.requested)
-    return keys
-
-
-def incremental_pulls(instants: list[Completed]) -> tuple[list[Pull], list[dict[str, Any]]]:
-    """(one pull per completed data instant, from the completion before it to its own; the
-    skipped ones, with the instants whose slices put its rows out of hudi-rs's pull: a
-    slice of one of its groups keyed after its requested time, at or before its
-    completion)."""
-    by_completion = sorted(instants, key=lambda i: i.completed)
-    keys = slice_keys(instants)
-    pulls, skipped = [], []
-    for n, inst in enumerate(by_completion):
-        if not inst.data:
-            continue
-        if inst.archived:
-            skipped.append({"instant": inst.requested, "archived": True})
-            continue
-        moved = sorted(
-            {
-                key
-                for g in inst.groups
-                for key in keys.get(g, ())
-                if inst.requested < key <= inst.completed
-            }
-        )
-        if moved:
-            skipped.append({"instant": inst.requested, "slice_opened_by": moved})
-        else:
-            begin = by_completion[n - 1].completed if n else None
-            pulls.append(Pull(inst.requested, begin, inst.completed))
-    return pulls, skipped
-
-
-def spread(items: list[Any], limit: int) -> list[Any]:
-    """At most `limit` of `items`, evenly spaced, the last one always included."""
-    if len(items) <= limit:
-        return items
-    if limit == 1:
-        return items[-1:]
-    step = (len(items) - 1) / (limit - 1)
-    return [items[round(k * step)] for k in range(limit)]
-
-
 def diff_rows(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any] | None:
     """None if both hold the same rows (keyed by `key`, every other column compared);
     otherwise what differs, naming a few keys of each kind."""
@@ -395,13 +277,6 @@ def _different_values(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, A
     return {"count": bad.num_rows, "columns": per_column, "items": items}
 
 
-def read_limits(stored_rows: int) -> tuple[int, int]:
-    """(time-travel points, pulls) to compare on a table that stores `stored_rows`."""
-    reads = max(2, ROW_BUDGET // max(stored_rows, 1))
-    points = min(MAX_TIME_TRAVEL, max(1, reads // 3))
-    return points, min(MAX_PULLS, max(1, reads - points))
-
-
 def hudi_reader(
     instants: list[Completed],
     engine: Reads,
@@ -412,31 +287,20 @@ def hudi_reader(
     window_from: str | None = None,
     contested: list[Contested] | None = None,
     misfiled: list[Misfiled] | None = None,
+    name: str = NAME,
 ) -> CheckResult:
     """Compare the two readers on the snapshot, the comparable time-travel points and
-    incremental pulls (at most `limits`). An error of hudi-rs on a read is a disagreement
-    (the engine's table must be readable by Hudi); an error of the engine's own read
-    propagates. `window_from`: the cleaner's retention boundary (None: nothing cleaned);
-    points and pulls before it are not compared. `contested`: keys the two readers merge in
-    different orders, left out of the reads that hold both of their instants. `misfiled`:
-    keys of archived log writes, left out of the snapshot and the points whose slices
-    hudi-rs reads without them."""
+    incremental pulls (at most `limits`, `plan_reads`). An error of the Hudi reader on a
+    read is a disagreement (the engine's table must be readable by Hudi); an error of the
+    engine's own read propagates. `window_from`: the cleaner's retention boundary (None:
+    nothing cleaned); points and pulls before it are not compared. `contested`: keys the
+    two readers merge in different orders, left out of the reads that hold both of their
+    instants. `misfiled`: keys of archived log writes, left out of the snapshot and the
+    points whose slices hudi-rs reads without them. `name`: the check's (one comparison
+    serves every Hudi reader)."""
     contested = contested or []
     misfiled = misfiled or []
-    points, tt_skipped = time_travel_points(instants)
-    pulls, pull_skipped = incremental_pulls(instants)
-    if window_from is not None:
-        inside = [(c, t) for c, t in points if c >= window_from]
-        tt_skipped += [{"as_of": c, "out_of_window": True} for c, _ in points if c < window_from]
-        pull_skipped += [
-            {"instant": p.instant, "out_of_window": True}
-            for p in pulls
-            if p.begin is None or p.begin < window_from
-        ]
-        points = inside
-        pulls = [p for p in pulls if p.begin is not None and p.begin >= window_from]
-    chosen_points = spread(points, limits[0])
-    chosen_pulls = spread(pulls, limits[1])
+    plan = plan_reads(instants, limits, window_from)
     disagreements: list[dict[str, Any]] = []
 
     reads_excluding = 0
@@ -470,7 +334,7 @@ def hudi_reader(
     snapshot_rows = compare(
         {"read": "snapshot"}, engine.snapshot, hudi.snapshot, (None, None), (None, None)
     )
-    for c, upto in chosen_points:
+    for c, upto in plan.points:
         compare(
             {"read": "time_travel", "as_of": c, "hudi_as_of": upto},
             functools.partial(engine.as_of, c),
@@ -478,7 +342,7 @@ def hudi_reader(
             (None, c),
             (c, upto),
         )
-    for p in chosen_pulls:
+    for p in plan.pulls:
         compare(
             {"read": "incremental", "instant": p.instant, "begin": p.begin, "end": p.end},
             functools.partial(engine.incremental, p.begin, p.end),
@@ -490,14 +354,14 @@ def hudi_reader(
         "instants": len(instants),
         "snapshot_rows": snapshot_rows,
         "time_travel": {
-            "comparable": len(points),
-            "compared": len(chosen_points),
-            "skipped": {"count": len(tt_skipped), "items": capped(tt_skipped)},
+            "comparable": plan.comparable_points,
+            "compared": len(plan.points),
+            "skipped": {"count": len(plan.points_skipped), "items": capped(plan.points_skipped)},
         },
         "incremental": {
-            "comparable": len(pulls),
-            "compared": len(chosen_pulls),
-            "skipped": {"count": len(pull_skipped), "items": capped(pull_skipped)},
+            "comparable": plan.comparable_pulls,
+            "compared": len(plan.pulls),
+            "skipped": {"count": len(plan.pulls_skipped), "items": capped(plan.pulls_skipped)},
         },
         "merge_order": {
             "reads_excluding_keys": reads_excluding,
@@ -510,9 +374,9 @@ def hudi_reader(
         "disagreements": {"count": len(disagreements), "items": capped(disagreements)},
     }
     if disagreements:
-        return CheckResult(NAME, "invalid", evidence)
+        return CheckResult(name, "invalid", evidence)
     reasons = [
         (not instants, "no completed instant: nothing was compared"),
         (snapshot_rows == 0, "the snapshot is empty: the readers agreed on nothing"),
     ]
-    return fail_closed(NAME, evidence, reasons)
+    return fail_closed(name, evidence, reasons)

@@ -11,20 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.checks.hudi_reader import (
+from harness.checks.hudi_read_plan import (
     MAX_PULLS,
     MAX_TIME_TRAVEL,
     Completed,
-    Contested,
-    crossed_pairs,
-    diff_rows,
-    hudi_reader,
     incremental_pulls,
     read_limits,
     slice_keys,
     spread,
     time_travel_points,
 )
+from harness.checks.hudi_reader import Contested, crossed_pairs, diff_rows, hudi_reader
 
 
 def t(n: int) -> str:
