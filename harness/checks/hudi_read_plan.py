@@ -6,6 +6,7 @@ the cleaner's retention window. Planned before any read, so that a reader run as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,10 +158,16 @@ def plan_reads(
     instants: list[Completed],
     limits: tuple[int, int] = (MAX_TIME_TRAVEL, MAX_PULLS),
     window_from: str | None = None,
+    refused: Callable[[str], str | None] = lambda _: None,
 ) -> ReadPlan:
     """The comparable points and pulls, at most `limits`; those before the cleaner's
-    retention boundary `window_from` (None: nothing cleaned) are skipped, their files gone."""
+    retention boundary `window_from` (None: nothing cleaned) are skipped, their files gone,
+    and so are the points whose time travel to T the other reader refuses by design
+    (`refused(T)`: why, or None)."""
     points, tt_skipped = time_travel_points(instants)
+    refusals = [(c, t, refused(t)) for c, t in points]
+    tt_skipped += [{"as_of": c, "hudi_as_of": t, "refused": why} for c, t, why in refusals if why]
+    points = [(c, t) for c, t, why in refusals if not why]
     pulls, pull_skipped = incremental_pulls(instants)
     if window_from is not None:
         tt_skipped += [{"as_of": c, "out_of_window": True} for c, _ in points if c < window_from]

@@ -77,6 +77,8 @@ from harness.checks.hudi_read_plan import (
 from harness.checks.result import MAX_LISTED, CheckResult, capped, fail_closed
 
 NAME = "hudi_reader"
+
+
 @dataclass(frozen=True)
 class Contested:
     """Keys two data instants both wrote into one file group in crossed order: `early` was
@@ -287,6 +289,7 @@ def hudi_reader(
     window_from: str | None = None,
     contested: list[Contested] | None = None,
     misfiled: list[Misfiled] | None = None,
+    refused: Callable[[str], str | None] = lambda _: None,
     name: str = NAME,
 ) -> CheckResult:
     """Compare the two readers on the snapshot, the comparable time-travel points and
@@ -296,11 +299,12 @@ def hudi_reader(
     nothing cleaned); points and pulls before it are not compared. `contested`: keys the
     two readers merge in different orders, left out of the reads that hold both of their
     instants. `misfiled`: keys of archived log writes, left out of the snapshot and the
-    points whose slices hudi-rs reads without them. `name`: the check's (one comparison
-    serves every Hudi reader)."""
+    points whose slices hudi-rs reads without them. `refused`: why the Hudi reader refuses
+    time travel to T by design, or None. `name`: the check's (one comparison serves every
+    Hudi reader)."""
     contested = contested or []
     misfiled = misfiled or []
-    plan = plan_reads(instants, limits, window_from)
+    plan = plan_reads(instants, limits, window_from, refused)
     disagreements: list[dict[str, Any]] = []
 
     reads_excluding = 0

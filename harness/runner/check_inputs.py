@@ -32,6 +32,7 @@ from harness.runner.ground_truth import GroundTruth, expected_batches
 from harness.runner.rundir import RunPaths
 from harness.runner.spark_checks import SPARK_ABOVE_ROWS, SparkCheckJob, run_spark_checks
 from harness.scenario import Scenario
+from harness.systems.hudi.java_reader_check import check_table as hudi_java_reader
 from harness.workload.reads import perform_read, sweep_reads
 
 if TYPE_CHECKING:
@@ -257,12 +258,22 @@ CHECKS: dict[str, Check] = {
         Check("timeline", frozenset({"engine_table", "events"}), _timeline_check),
         Check("isolation", frozenset({"engine_table", "reads"}), _isolation_check),
         Check("bank", frozenset({"engine_table", "reads"}), _bank_check),
-        # Apache Hudi's reader re-reads the table: a second judge.
+        # Apache Hudi's readers re-read the table: hudi-rs in process, Java Hudi in a JVM.
         Check(
             "hudi_reader",
             frozenset({"engine_table"}),
             lambda i: hudi_reader(
                 _engine_table(i.final), i.final.retention.start, i.final.retention.deletable
+            ),
+        ),
+        Check(
+            "hudi_java_reader",
+            frozenset({"engine_table"}),
+            lambda i: hudi_java_reader(
+                _engine_table(i.final),
+                i.final.retention.start,
+                i.final.retention.deletable,
+                i.paths.root / "hudi-java-reads",
             ),
         ),
     )

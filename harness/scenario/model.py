@@ -31,7 +31,15 @@ from harness.scenario.system import System, default_checks
 S3_ENDPOINT = r"^(local|https?://[^\s/]+(/\S*)?)$"
 S3_BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 
-CheckName = Literal["exactly_once", "timeline", "unique_keys", "bank", "isolation", "hudi_reader"]
+CheckName = Literal[
+    "exactly_once",
+    "timeline",
+    "unique_keys",
+    "bank",
+    "isolation",
+    "hudi_reader",
+    "hudi_java_reader",
+]
 DEFAULT_CHECKS: tuple[CheckName, ...] = (
     "exactly_once",
     "timeline",

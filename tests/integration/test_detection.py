@@ -21,11 +21,16 @@ DETECTION = {
     # A batch writer paused holding the lock past its lease: its stale commit lands.
     "lock-lease": (["fencing"], {"timeline", "bank"}),
     "verify-writes": (["verify_writes"], {"exactly_once"}),
-    # A crashed task attempt's file stays: hudi-rs lists storage and reads its rows twice.
-    "markers": (["markers"], {"hudi_reader"}),
+    # A crashed task attempt's file stays: Hudi's readers list storage and read its rows
+    # twice (BOTH_READERS: each must say so).
+    "markers": (["markers"], {"hudi_reader", "hudi_java_reader"}),
     # OCC would fail the stale merge's commit, so it is off too: the updates are lost.
     "cow-upsert-blocking": (["cow_upsert_blocking", "occ"], {"exactly_once"}),
 }
+
+# Detections whose evidence is what Hudi's readers make of the table: hudi-rs and Apache
+# Hudi's Java reader must both catch them (issue 35, item 6).
+BOTH_READERS = {"markers"}
 
 
 # Detections whose race a run beside them could move (measured with two machine lanes
@@ -61,6 +66,8 @@ def test_switch_off_is_caught(run, name):
     result = json.loads(run(f"detect/{name}").paths.result.read_text())
     caught = {k for k, v in result["checks"].items() if v["verdict"] == "invalid"}
     assert caught & checks, json.dumps(result["checks"])[:3000]
+    if name in BOTH_READERS:
+        assert checks <= caught, json.dumps(result["checks"])[:3000]
     assert result["verdict"] == "invalid"
 
 

@@ -24,6 +24,7 @@ from harness.systems.hudi import (
 )
 from harness.systems.hudi.read_table import (
     CompletedInstant,
+    ReadRequest,
     collect,
     completed_instants,
     reader_config,
@@ -155,7 +156,9 @@ def test_reader_plan_and_config_for_completed_instants(tmp_path: Path) -> None:
     ]
     instants = completed_instants(entries, actions=("deltacommit", "commit"))
     assert instants == [CompletedInstant("001", "003"), CompletedInstant("002", "004")]
-    cfg = reader_config(RUNTIME, tmp_path / "t", tmp_path / "out", instants)
+    cfg = reader_config(
+        RUNTIME, tmp_path / "t", tmp_path / "out", ReadRequest.of_instants(instants)
+    )
     assert cfg["as_of"] == ["001", "002"]
     assert cfg["incremental"] == [["0", "003"], ["003", "004"]]
     assert [(k, n) for k, n, _ in reader.plan(cfg)] == [

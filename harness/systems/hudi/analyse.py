@@ -24,6 +24,7 @@ from harness.systems.hudi.landing import event_spec
 from harness.systems.hudi.read_table import (
     CompletedInstant,
     HudiReads,
+    ReadRequest,
     completed_instants,
     read_table,
 )
@@ -106,7 +107,9 @@ def analyse_hudi_run(
             run.progress.phase("reading the table back through Hudi's reader")
         try:
             instants = completed_instants(entries, actions=("deltacommit", "commit"))
-            reads = read_table(run.runtime, paths.table, paths.root / "reads", instants)
+            reads = read_table(
+                run.runtime, paths.table, paths.root / "reads", ReadRequest.of_instants(instants)
+            )
             txns = [e for e in load_events(paths.history)[0] if e["kind"] == Kind.TXN]
             results = _checks(scenario, truth, reads, entries, watch_error, txns, instants)
             checks = {r.name: r.to_dict() for r in results}

@@ -67,6 +67,10 @@ HUDI = Capabilities(
             "hudi_reader compares hudi-rs with the engine's own reads; Hudi's table is read "
             "through Hudi's Spark reader by the other checks"
         ),
+        "hudi_java_reader": (
+            "hudi_java_reader compares Java Hudi's reader with the engine's own reads; Hudi's "
+            "table is read through Hudi's Spark reader by the other checks"
+        ),
         "writer_crash.point": (
             "seam before the task writes a file: Hudi writes them in its JVM, and a writer "
             "task's one Python process runs in the stage Hudi's write job evaluates first"

@@ -37,21 +37,14 @@ from typing import Any, cast
 from pyspark.sql import SparkSession
 
 try:  # imported as a module of the project (its tests)
-    from harness.systems.hudi.script_io import script_main
+    from harness.systems.hudi.script_io import java_error, script_main
     from harness.systems.hudi.spark_session import build_session
 except ImportError:  # run as a script by the Hudi runtime's python: the modules are beside it
-    from script_io import script_main  # type: ignore[no-redef]
+    from script_io import java_error, script_main  # type: ignore[no-redef]
     from spark_session import build_session  # type: ignore[no-redef]
 
 META_PREFIX = "_hoodie_"
 TIMELINE = ".hoodie/timeline"
-
-
-def java_error(exc: Exception) -> str:
-    """The Java exception's own class and message (py4j's text only names the call)."""
-    java = getattr(exc, "java_exception", None)
-    text = str(java.toString()) if java is not None else f"{type(exc).__name__}: {exc}"
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def guarded(section: Callable[[], Any]) -> Any:
