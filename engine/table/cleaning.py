@@ -10,11 +10,12 @@ files may be gone, and a reader must say so, not report lost data (`in_window`).
 
 The clean is an instant like Hudi's: `<t>.clean.requested` holds the plan (E and the
 files), `<t>.clean.inflight` while files are deleted, `<t>_<c>.clean` when done (the
-plan again, in the commit metadata's extra keys). Planning and completing hold the table
-lock (fenced like every timeline write); deleting does not, but each delete is fenced too
-(engine/table/fencing.py: Fence.delete), so a zombie coordinator's cleaner deletes nothing
-once its successor sealed its epoch. A clean that stopped midway is finished by the next
-one (deleting is idempotent); failed-write cleaning leaves it.
+plan again, in Hudi's HoodieCleanMetadata record: engine/timeline/clean_metadata.py).
+Planning and completing hold the table lock (fenced like every timeline write); deleting
+does not, but each delete is fenced too (engine/table/fencing.py: Fence.delete), so a
+zombie coordinator's cleaner deletes nothing once its successor sealed its epoch. A
+clean that stopped midway is finished by the next one (deleting is idempotent); failed-
+write cleaning leaves it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from engine.layout.file_names import DataFile
 from engine.layout.file_slices import FileSystemView
 from engine.table.operations import Operation, runs
+from engine.timeline.clean_metadata import PLAN_KEY
 from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import COMMIT_ACTIONS, INFLIGHT, REQUESTED, Instant
 
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from engine.table.ops import TableOps
 
 ACTION = "clean"
-PLAN_KEY = "clean"  # extra key of the clean's metadata: {retain_commits, earliest_retained, files}
 
 
 @runs(Operation.CLEAN)
@@ -57,7 +58,8 @@ def _plan(table: TableOps, retain_commits: int) -> dict[str, Any] | None:
     commits = [i for i in timeline.completed(include_archived=True) if i.action in COMMIT_ACTIONS]
     if retain_commits < 1 or len(commits) <= retain_commits:
         return None
-    boundary = commits[-retain_commits].completed_at
+    retained = commits[-retain_commits]
+    boundary = retained.completed_at
     if boundary <= (retained_from(table) or ""):
         return None  # cleaned up to there already
     at_boundary = table.catalog.view(as_of=boundary)
@@ -68,7 +70,13 @@ def _plan(table: TableOps, retain_commits: int) -> dict[str, Any] | None:
         for name in ([entry["base"]] if entry.get("base") else []) + list(entry.get("logs", []))
     }
     files = sorted(superseded_files(at_boundary) - planned)
-    return {"retain_commits": retain_commits, "earliest_retained": boundary, "files": files}
+    return {
+        "retain_commits": retain_commits,
+        "earliest_retained": boundary,
+        # Hudi's earliestCommitToRetain: its time travel to T >= it finds its files.
+        "earliest_retained_instant": retained.requested_time,
+        "files": files,
+    }
 
 
 def _slice_files(base: DataFile | None, logs: list[DataFile]) -> list[DataFile]:

@@ -228,7 +228,8 @@ class ActiveTimeline:
         return target
 
     def read_metadata(self, instant: Instant | str) -> CommitMetadata:
-        """An instant's metadata: its completed file (Avro), else its requested file (JSON)."""
+        """An instant's metadata: its completed file (Avro), else its requested file (JSON;
+        a compaction's plan Avro)."""
         if isinstance(instant, str):
             found = self.get(instant)
             if found is None:
@@ -256,7 +257,7 @@ class ActiveTimeline:
             if instant.is_completed:
                 meta = CommitMetadata.from_avro_bytes(data, file)
             else:
-                meta = CommitMetadata.from_json_bytes(data, file)
+                meta = CommitMetadata.from_pending_bytes(data, file)
         if instant.is_completed:  # immutable: cache
             self._meta[name] = meta
         return meta
@@ -272,7 +273,7 @@ class ActiveTimeline:
         InstantExistsError; without it the file is silently overwritten."""
         instant = Instant(requested_time, action, REQUESTED)
         path = f"{TIMELINE_DIR}/{instant.file_name}"
-        data = _typed(metadata).to_json_bytes()
+        data = _typed(metadata).to_requested_bytes(action)
         if not self.safety.put_if_absent:
             self._write(path, data, exclusive=False)  # last writer silently wins
             self._put(instant)
@@ -320,7 +321,7 @@ class ActiveTimeline:
         done = instant.with_state(COMPLETED, completion_time)
         path = f"{TIMELINE_DIR}/{done.file_name}"
         metadata = _typed(metadata)
-        data = metadata.to_avro_bytes()
+        data = metadata.to_avro_bytes(instant.action, instant.requested_time)
         exclusive = self.safety.put_if_absent
         try:
             # The claim keyed by the requested time alone: a second completion fails.

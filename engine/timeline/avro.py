@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -49,11 +50,16 @@ def _boolean(value: bool, out: list[bytes]) -> None:
     out.append(b"\x01" if value else b"\x00")
 
 
+def _double(value: float, out: list[bytes]) -> None:
+    out.append(struct.pack("<d", value))  # Avro: IEEE 754, little-endian
+
+
 _PRIMITIVES: dict[str, Encoder] = {
     "string": _string,
     "long": _long,
     "int": _long,
     "boolean": _boolean,
+    "double": _double,
 }
 
 

@@ -5,9 +5,10 @@ read with fastavro) with one Apache Hudi 1.x `HoodieCommitMetadata` record, what
 readers parse in timeline layout 2: the write stats under `partitionToWriteStats[""]`
 (the table is not partitioned), the operation as `operationType`, and every engine field
 in `extraMetadata` (map<string, string>, each value JSON text), except `schema`, which
-holds the table's Avro schema as Hudi readers expect.
-Pending (requested) files hold the same model as one JSON object: the engine reads them,
-Hudi readers never do.
+holds the table's Avro schema as Hudi readers expect. A completed clean holds Hudi's
+`HoodieCleanMetadata` record instead (engine.timeline.clean_metadata), with the same
+`extraMetadata`. Pending (requested) files hold the same model as one JSON object: the
+engine reads them, Hudi readers never do.
 """
 
 from __future__ import annotations
@@ -19,10 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import CorruptInstantError
 from engine.timeline.avro import ContainerCodec
+from engine.timeline.clean_metadata import CODEC as CLEAN_CODEC
+from engine.timeline.clean_metadata import PLAN_KEY, clean_record
+from engine.timeline.compaction_plan import CODEC as COMPACTION_CODEC
+from engine.timeline.compaction_plan import compaction_plan_record
 
 if TYPE_CHECKING:
     from engine.table.stats import WriteStat
 
+CLEAN_ACTION = "clean"
+COMPACTION_ACTION = "compaction"
+AVRO_MAGIC = b"Obj\x01"  # an Avro object container file's first bytes
 PARTITION = ""  # non-partitioned: Hudi's partition path is the empty string
 _HUDI_OPS = {"insert": "INSERT", "upsert": "UPSERT", "delete": "DELETE", "compact": "COMPACT"}
 _ENGINE_OPS = {v: k for k, v in _HUDI_OPS.items()}
@@ -187,21 +195,13 @@ class CommitMetadata:
 
     # -- Hudi's Avro form (completed files) ------------------------------------------------
 
-    def to_avro_bytes(self) -> bytes:
-        flat = self.to_dict(with_stats=False)
-        flat.pop("avro_schema", None)
-        op = flat.pop("operation", None)
-        hudi_op = _HUDI_OPS.get(op) if op is not None else None
-        if op is not None and hudi_op is None:
-            flat["operation"] = op  # several ops (or none Hudi names): kept verbatim
-        extra = {k: json.dumps(v, separators=(",", ":"), default=str) for k, v in flat.items()}
-        if self.avro_schema is not None:
-            extra[AVRO_SCHEMA_KEY] = self.avro_schema
-        if self.stats:
-            extra[_STAT_EXTRAS_KEY] = json.dumps(
-                {s.file_name: [s.op, s.num_writes, s.num_rows] for s in self.stats},
-                separators=(",", ":"),
-            )
+    def to_avro_bytes(self, action: str = "commit", instant_time: str = "") -> bytes:
+        """The completed file of an `action` instant requested at `instant_time`: Hudi's
+        HoodieCommitMetadata, or for a clean its HoodieCleanMetadata."""
+        if action == CLEAN_ACTION:  # Hudi's record has no operation: the engine's is kept
+            extra, _, _ = self._extra_text(keep_operation=True)
+            return CLEAN_CODEC.write(clean_record(instant_time, self.extra.get(PLAN_KEY), extra))
+        extra, hudi_op, op = self._extra_text()
         record = {
             "partitionToWriteStats": {PARTITION: [_hoodie_stat(s) for s in self.stats]},
             "compacted": self.compacted is not None,
@@ -211,9 +211,45 @@ class CommitMetadata:
         }
         return _CODEC.write(record)
 
+    def _extra_text(
+        self, keep_operation: bool = False
+    ) -> tuple[dict[str, str], str | None, str | None]:
+        """(Hudi's extraMetadata: every engine field as JSON text, Hudi's operation type,
+        the engine's operation). The operation stays in extraMetadata when Hudi's type
+        does not say it, or `keep_operation` (a record with no operation type)."""
+        flat = self.to_dict(with_stats=False)
+        flat.pop("avro_schema", None)
+        op = flat.pop("operation", None)
+        hudi_op = _HUDI_OPS.get(op) if op is not None else None
+        if op is not None and (hudi_op is None or keep_operation):
+            flat["operation"] = op  # several ops (or none Hudi names): kept verbatim
+        extra = {k: json.dumps(v, separators=(",", ":"), default=str) for k, v in flat.items()}
+        if self.avro_schema is not None:
+            extra[AVRO_SCHEMA_KEY] = self.avro_schema
+        if self.stats:
+            extra[_STAT_EXTRAS_KEY] = json.dumps(
+                {s.file_name: [s.op, s.num_writes, s.num_rows] for s in self.stats},
+                separators=(",", ":"),
+            )
+        return extra, hudi_op, op
+
+    def to_requested_bytes(self, action: str) -> bytes:
+        """A requested file: the engine's JSON, or for a compaction Hudi's Avro plan."""
+        if action == COMPACTION_ACTION and self.compaction_plan is not None:
+            extra, _, _ = self._extra_text(keep_operation=True)
+            return COMPACTION_CODEC.write(compaction_plan_record(self.compaction_plan, extra))
+        return self.to_json_bytes()
+
+    @classmethod
+    def from_pending_bytes(cls, data: bytes, file: str) -> CommitMetadata:
+        """A requested file, JSON or (a compaction's plan) Avro."""
+        if data.startswith(AVRO_MAGIC):
+            return cls.from_avro_bytes(data, file)
+        return cls.from_json_bytes(data, file)
+
     @classmethod
     def from_avro_bytes(cls, data: bytes, file: str) -> CommitMetadata:
-        # fastavro raises several types on bad input
+        # fastavro raises several types on bad input; a clean's record is read the same way
         records = _decoded(data, file, _CODEC.read, Exception, "not an Avro HoodieCommitMetadata")
         if len(records) != 1 or not isinstance(records[0], dict):
             raise CorruptInstantError(file, f"{len(records)} Avro records, expected one")

@@ -102,15 +102,7 @@ def answers(
                 "format: Java Hudi loads no archived instant (issue 35 item 1, open)",
             ),
         ),
-        pytest.param(
-            "mor_pending_compaction",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a pending compaction's plan is the engine's JSON, not Hudi's Avro "
-                "HoodieCompactionPlan: Java Hudi cannot build its file-system view, so it "
-                "reads nothing of the table (issue 35 item 1, open)",
-            ),
-        ),
+        "mor_pending_compaction",
     ],
 )
 def test_java_hudi_recognises_every_file_the_engine_wrote(

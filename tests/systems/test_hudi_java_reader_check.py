@@ -4,7 +4,9 @@ One COW and one MOR table the engine wrote (upserts, a delete, a rollback, a com
 write that crashed before its commit and writes after it) read alike by Java Hudi's
 snapshot, time travel and incremental queries and the engine's; with completion-time
 slicing switched off the engine loses a log write a compaction was scheduled across, and
-Java Hudi's reader, which keeps it, makes the check `invalid`."""
+Java Hudi's reader, which keeps it, makes the check `invalid`. After a clean Java Hudi
+reads its HoodieCleanMetadata (earliestCommitToRetain) and time travels inside the window;
+with the engine's earlier commit record in its place it refused every time travel."""
 
 from __future__ import annotations
 
@@ -109,12 +111,6 @@ def test_a_log_the_engine_loses_without_completion_time_slicing_is_caught(
     assert snapshot["read"] == "snapshot" and snapshot["only_hudi"]["keys"] == [3]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine's clean metadata is its JSON, not Hudi's Avro HoodieCleanMetadata: "
-    "Java Hudi cannot read its earliestCommitToRetain and refuses every time travel once a "
-    "clean completed (issue 35 item 1, open)",
-)
 def test_java_hudi_time_travels_on_a_cleaned_engine_table(tmp_path: Path) -> None:
     t = _history(tmp_path / "t", "cow")
     assert cleaning.clean(t, retain_commits=2) is not None

@@ -16,7 +16,7 @@ from hudi import HudiTableBuilder
 from engine.config import TableConfig
 from engine.errors import NotATableError
 from engine.storage import Storage
-from engine.table import Table, WriteStat
+from engine.table import Table, WriteStat, cleaning
 from engine.table.properties import (
     PROPERTIES,
     TABLE_VERSION,
@@ -235,3 +235,79 @@ def test_hudi_rs_sees_only_the_active_timeline_after_archiving(tmp_path):
     assert [i.timestamp for i in timeline.get_completed_commits()] == active
     assert len(t.timeline.completed(include_archived=True)) == 4
     t.close()
+
+
+# Hudi 1.x's own schema (hudi-common/src/main/avro/HoodieCleanMetadata.avsc), as its readers
+# resolve a completed clean with it: without the engine's extraMetadata field.
+_HUDI_CLEAN_PARTITION = {
+    "type": "record",
+    "name": "HoodieCleanPartitionMetadata",
+    "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "partitionPath", "type": "string"},
+        {"name": "policy", "type": "string"},
+        {"name": "deletePathPatterns", "type": {"type": "array", "items": "string"}},
+        {"name": "successDeleteFiles", "type": {"type": "array", "items": "string"}},
+        {"name": "failedDeleteFiles", "type": {"type": "array", "items": "string"}},
+        {"name": "isPartitionDeleted", "type": ["null", "boolean"], "default": None},
+    ],
+}
+_HUDI_CLEAN = {
+    "namespace": "org.apache.hudi.avro.model",
+    "type": "record",
+    "name": "HoodieCleanMetadata",
+    "fields": [
+        {"name": "policy", "type": "string", "default": ""},
+        {"name": "startCleanTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "totalFilesDeleted", "type": "int"},
+        {"name": "earliestCommitToRetain", "type": "string"},
+        {"name": "lastCompletedCommitTimestamp", "type": "string", "default": ""},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": _HUDI_CLEAN_PARTITION}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {
+            "name": "bootstrapPartitionMetadata",
+            "type": ["null", {"type": "map", "values": "HoodieCleanPartitionMetadata"}],
+            "default": None,
+        },
+    ],
+}
+
+
+def test_a_completed_clean_is_hudi_s_clean_metadata_and_the_engine_reads_its_plan(tmp_path):
+    t = Table.create(str(tmp_path / "t"), TableConfig(file_groups=1), SCHEMA, max_skew_ms=0)
+    for v in "abc":
+        with t.transaction() as tx:
+            tx.write(pa.table({"id": [1, 2], "v": [v, v]}, SCHEMA))
+    retained = t.timeline.completed()[-2]
+    done = cleaning.clean(t, retain_commits=2)
+    assert done is not None
+    data = t.storage.read_bytes(f"{TIMELINE_DIR}/{done.file_name}")
+    (record,) = fastavro.reader(io.BytesIO(data), reader_schema=fastavro.parse_schema(_HUDI_CLEAN))
+    deleted = record["partitionMetadata"][""]["successDeleteFiles"]
+    assert record["earliestCommitToRetain"] == retained.requested_time
+    assert record["startCleanTime"] == done.requested_time and record["version"] == 2
+    assert deleted and record["totalFilesDeleted"] == len(deleted)
+    plan = Table.open(t.path).timeline.read_metadata(done).extra[cleaning.PLAN_KEY]
+    assert plan["files"] == deleted and plan["earliest_retained"] == retained.completed_at
+
+
+def test_a_requested_compaction_is_hudi_s_compaction_plan_and_the_engine_reads_it(tmp_path):
+    config = TableConfig(table_type="mor", file_groups=2)
+    t = Table.create(str(tmp_path / "t"), config, SCHEMA, max_skew_ms=0)
+    for v in "ab":
+        with t.transaction() as tx:
+            tx.write(pa.table({"id": [1, 2, 3], "v": [v] * 3}, SCHEMA))
+    compaction = t.schedule_compaction()
+    assert compaction is not None
+    data = t.storage.read_bytes(f"{TIMELINE_DIR}/{compaction.file_name}")
+    (record,) = fastavro.reader(io.BytesIO(data))
+    plan = Table.open(t.path).timeline.read_metadata(compaction).compaction_plan
+    assert plan and record["version"] == 2
+    by_group = {op["fileId"]: op for op in record["operations"]}
+    assert set(by_group) == {e["file_id"] for e in plan}
+    for entry in plan:
+        op = by_group[entry["file_id"]]
+        assert op["deltaFilePaths"] == entry["logs"] and op["dataFilePath"] == entry["base"]
+        first = entry["base"] or entry["logs"][0]
+        assert op["baseInstantTime"] in first and op["partitionPath"] == ""
