@@ -38,6 +38,25 @@ def test_the_shipped_suites_parse() -> None:
     assert len(switched_on) == 5 and all(all(s.model_dump().values()) for s in switched_on)
 
 
+def test_the_java_reader_suite_judges_every_shipped_local_scenario() -> None:
+    """Every shipped scenario with an engine table on local storage runs once with
+    hudi_java_reader among its checks, each detection with its switch on."""
+    root = SUITES.parent
+    skipped = {"s3-smoke.yaml", "ceiling.yaml", "blocking-vs-async.yaml"}
+    shipped = {
+        p.resolve()
+        for p in [*root.glob("*.yaml"), *root.glob("faults/*.yaml"), *root.glob("detect/*.yaml")]
+        if p.name not in skipped
+    }
+    suite = load_suite(SUITES / "java-reader.yaml")
+    on = [e for e in suite.entries if e.expect is not None and e.expect.verdict == "valid"]
+    assert {e.file.resolve() for e in on} == shipped
+    for entry in suite.entries:
+        assert entry.expect is not None and "hudi_java_reader" in entry.expect.checks
+        assert "hudi_java_reader" in entry.scenario.checks
+    assert all(all(e.scenario.engine.safety.model_dump().values()) for e in on)
+
+
 def test_overrides_keep_the_series_id(tmp_path: Path) -> None:
     suite = load_suite(
         _suite(
