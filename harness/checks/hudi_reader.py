@@ -62,12 +62,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.checks.hudi_exclusions import Contested, Misfiled, sorted_keys
 from harness.checks.hudi_read_plan import (
     MAX_PULLS,
     MAX_TIME_TRAVEL,
@@ -77,103 +78,9 @@ from harness.checks.hudi_read_plan import (
 from harness.checks.result import MAX_LISTED, CheckResult, capped, fail_closed
 
 NAME = "hudi_reader"
-
-
-@dataclass(frozen=True)
-class Contested:
-    """Keys two data instants both wrote into one file group in crossed order: `early` was
-    requested before `late` and completed after it. The engine keeps early's rows (completed
-    last), hudi-rs late's (requested last)."""
-
-    file_group: str
-    early: Completed
-    late: Completed
-    keys: pa.Array
-
-    def in_read(self, begin: str | None, end: str | None) -> bool:
-        """Both instants are in a read of the instants completed in (begin, end]."""
-        return (begin is None or self.late.completed > begin) and (
-            end is None or self.early.completed <= end
-        )
-
-    def evidence(self) -> dict[str, Any]:
-        return {
-            "file_group": self.file_group,
-            "requested_earlier_completed_later": self.early.requested,
-            "requested_later_completed_earlier": self.late.requested,
-            "keys": {"count": len(self.keys), "keys": _sorted(self.keys).to_pylist()},
-        }
-
-
-def crossed_pairs(instants: list[Completed]) -> list[tuple[Completed, Completed, list[str]]]:
-    """(early, late, their common file groups) for every two data instants where early was
-    requested before late and completed after it, and both wrote files into a group."""
-    data = sorted((i for i in instants if i.data), key=lambda i: i.requested)
-    pairs = []
-    for n, early in enumerate(data):
-        for late in data[n + 1 :]:
-            if late.requested >= early.completed:
-                break  # requested after early completed: neither it nor later ones cross
-            common = early.groups & late.groups
-            if late.completed < early.completed and common:
-                pairs.append((early, late, sorted(common)))
-    return pairs
-
-
-@dataclass(frozen=True)
-class Misfiled:
-    """Keys an archived log write (`instant`) wrote into `file_group` while compactions of
-    that group were requested (`straddled`, their requested times): hudi-rs files the log
-    before them and reads their slices without it. `absorbed_by`: the group's compactions
-    requested after the log completed, whose base files hold its rows again."""
-
-    file_group: str
-    instant: Completed
-    straddled: tuple[str, ...]
-    absorbed_by: tuple[Completed, ...]
-    keys: pa.Array
-
-    def in_view(self, c: str | None, t: str | None) -> bool:
-        """Does the engine's read as of c (None: the snapshot) hold the log, while hudi-rs's
-        as of t (None: the latest) reads a slice without it?"""
-
-        def reached(time: str, bound: str | None) -> bool:
-            return bound is None or time <= bound
-
-        if not reached(self.instant.completed, c) or not reached(self.straddled[0], t):
-            return False
-        absorbed = (k for k in self.absorbed_by if reached(k.requested, t))
-        return not any(reached(k.completed, c) for k in absorbed)
-
-    def evidence(self) -> dict[str, Any]:
-        return {
-            "file_group": self.file_group,
-            "instant": self.instant.requested,
-            "completed": self.instant.completed,
-            "compactions_requested_while_inflight": list(self.straddled),
-            "keys": {"count": len(self.keys), "keys": _sorted(self.keys).to_pylist()},
-        }
-
-
-def misfiled_logs(
-    instants: list[Completed],
-) -> list[tuple[Completed, str, tuple[str, ...], tuple[Completed, ...]]]:
-    """(log write, file group, `straddled`, `absorbed_by`) for every archived log write
-    (`Misfiled`) into a group a compaction was requested for while it was inflight."""
-    compactions = [i for i in instants if not i.data]
-    out = []
-    for j in instants:
-        if not (j.archived and j.action == "deltacommit"):
-            continue
-        for g in sorted(j.groups):
-            mine = [k for k in compactions if g in k.groups]
-            straddled = tuple(
-                sorted(k.requested for k in mine if j.requested < k.requested <= j.completed)
-            )
-            if straddled:
-                absorbed = tuple(k for k in mine if k.requested > j.completed)
-                out.append((j, g, straddled, absorbed))
-    return out
+# A read may leave at most this share of its rows out of the comparison (merge_order,
+# archived_logs); past it, the run is `unknown`: agreement on the rest proves too little.
+MAX_EXCLUDED_SHARE = 0.10
 
 
 class Reads(Protocol):
@@ -201,7 +108,7 @@ def diff_rows(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any] | No
     for side, mine, theirs in (("engine", e_keys, h_keys), ("hudi", h_keys, e_keys)):
         only = pc.filter(mine, pc.invert(pc.is_in(mine, value_set=theirs)))
         if len(only):
-            out[f"only_{side}"] = {"count": len(only), "keys": _sorted(only).to_pylist()}
+            out[f"only_{side}"] = {"count": len(only), "keys": sorted_keys(only).to_pylist()}
     different = _different_values(engine, hudi, key)
     if different["count"]:
         out["different"] = different
@@ -243,14 +150,10 @@ def _like(table: pa.Table, schema: pa.Schema) -> pa.Table:
         raise ValueError(f"hudi-rs's column types {table.schema} do not cast: {e}") from e
 
 
-def _sorted(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return pc.take(values, pc.sort_indices(values)).slice(0, MAX_LISTED)
-
-
 def _duplicated(keys: pa.ChunkedArray) -> dict[str, Any] | None:
     counts = pc.value_counts(keys)
     dup = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
-    return {"count": len(dup), "keys": _sorted(dup).to_pylist()} if len(dup) else None
+    return {"count": len(dup), "keys": sorted_keys(dup).to_pylist()} if len(dup) else None
 
 
 def _different_values(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any]:
@@ -279,6 +182,86 @@ def _different_values(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, A
     return {"count": bad.num_rows, "columns": per_column, "items": items}
 
 
+@dataclass
+class Comparison:
+    """The reads compared so far: what differs, and what the exclusions left out. A read
+    that leaves more than MAX_EXCLUDED_SHARE of its rows out (all of them, say) judges too
+    little to count as agreeing: it is listed under `over_bound`."""
+
+    key: str
+    contested: list[Contested]
+    misfiled: list[Misfiled]
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+    over_bound: list[dict[str, Any]] = field(default_factory=list)
+    reads_excluding: int = 0
+    reads_excluding_archived: int = 0
+    compared_rows: int = 0
+    excluded_rows: int = 0
+
+    def compare(
+        self,
+        where: dict[str, Any],
+        ours: Callable[[], pa.Table],
+        theirs: Callable[[], pa.Table],
+        read: tuple[str | None, str | None],
+        view: tuple[str | None, str | None] | None = None,
+    ) -> int:
+        """Compare one read of the instants completed in `read` = (begin, end]; `view`:
+        (engine as of, hudi-rs as of) of a snapshot or time-travel read. The engine's row
+        count."""
+        mine = ours()
+        excluded = [c.keys for c in self.contested if c.in_read(*read)]
+        self.reads_excluding += bool(excluded)
+        archived = [m.keys for m in self.misfiled if view is not None and m.in_view(*view)]
+        self.reads_excluding_archived += bool(archived)
+        excluded += archived
+        kept = _without(mine, self.key, excluded)
+        left_out = mine.num_rows - kept.num_rows
+        self.compared_rows += kept.num_rows
+        self.excluded_rows += left_out
+        if left_out > MAX_EXCLUDED_SHARE * mine.num_rows:
+            self.over_bound.append({**where, "rows": mine.num_rows, "left_out": left_out})
+        try:
+            diff = diff_rows(kept, _without(theirs(), self.key, excluded), self.key)
+        except Exception as e:  # the Hudi reader failed the read, or returned what cannot compare
+            diff = {"error": f"{type(e).__name__}: {e}"}
+        if diff:
+            self.disagreements.append({**where, **diff})
+        return mine.num_rows
+
+    def evidence(self) -> dict[str, Any]:
+        contested, misfiled = self.contested, self.misfiled
+        return {
+            "merge_order": {
+                "reads_excluding_keys": self.reads_excluding,
+                "skipped": {
+                    "count": len(contested),
+                    "items": capped(c.evidence() for c in contested),
+                },
+            },
+            "archived_logs": {
+                "reads_excluding_keys": self.reads_excluding_archived,
+                "skipped": {
+                    "count": len(misfiled),
+                    "items": capped(m.evidence() for m in misfiled),
+                },
+            },
+            "rows": {
+                "compared": self.compared_rows,
+                "left_out": self.excluded_rows,
+                "max_left_out_share": MAX_EXCLUDED_SHARE,
+                "reads_over_bound": {
+                    "count": len(self.over_bound),
+                    "items": capped(self.over_bound),
+                },
+            },
+            "disagreements": {
+                "count": len(self.disagreements),
+                "items": capped(self.disagreements),
+            },
+        }
+
+
 def hudi_reader(
     instants: list[Completed],
     engine: Reads,
@@ -302,44 +285,13 @@ def hudi_reader(
     points whose slices hudi-rs reads without them. `refused`: why the Hudi reader refuses
     time travel to T by design, or None. `name`: the check's (one comparison serves every
     Hudi reader)."""
-    contested = contested or []
-    misfiled = misfiled or []
     plan = plan_reads(instants, limits, window_from, refused)
-    disagreements: list[dict[str, Any]] = []
-
-    reads_excluding = 0
-    reads_excluding_archived = 0
-
-    def compare(
-        where: dict[str, Any],
-        ours: Callable[[], pa.Table],
-        theirs: Callable,
-        read: tuple[str | None, str | None],
-        view: tuple[str | None, str | None] | None = None,
-    ) -> int:
-        """Compare one read of the instants completed in `read` = (begin, end]; `view`:
-        (engine as of, hudi-rs as of) of a snapshot or time-travel read. The engine's row
-        count."""
-        nonlocal reads_excluding, reads_excluding_archived
-        mine = ours()
-        excluded = [c.keys for c in contested if c.in_read(*read)]
-        reads_excluding += bool(excluded)
-        archived = [m.keys for m in misfiled if view is not None and m.in_view(*view)]
-        reads_excluding_archived += bool(archived)
-        excluded += archived
-        try:
-            diff = diff_rows(_without(mine, key, excluded), _without(theirs(), key, excluded), key)
-        except Exception as e:  # hudi-rs failed the read, or returned what cannot compare
-            diff = {"error": f"{type(e).__name__}: {e}"}
-        if diff:
-            disagreements.append({**where, **diff})
-        return mine.num_rows
-
-    snapshot_rows = compare(
+    reads = Comparison(key, contested or [], misfiled or [])
+    snapshot_rows = reads.compare(
         {"read": "snapshot"}, engine.snapshot, hudi.snapshot, (None, None), (None, None)
     )
     for c, upto in plan.points:
-        compare(
+        reads.compare(
             {"read": "time_travel", "as_of": c, "hudi_as_of": upto},
             functools.partial(engine.as_of, c),
             functools.partial(hudi.as_of, upto),
@@ -347,7 +299,7 @@ def hudi_reader(
             (c, upto),
         )
     for p in plan.pulls:
-        compare(
+        reads.compare(
             {"read": "incremental", "instant": p.instant, "begin": p.begin, "end": p.end},
             functools.partial(engine.incremental, p.begin, p.end),
             functools.partial(hudi.incremental, p.begin, p.end),
@@ -367,20 +319,17 @@ def hudi_reader(
             "compared": len(plan.pulls),
             "skipped": {"count": len(plan.pulls_skipped), "items": capped(plan.pulls_skipped)},
         },
-        "merge_order": {
-            "reads_excluding_keys": reads_excluding,
-            "skipped": {"count": len(contested), "items": capped(c.evidence() for c in contested)},
-        },
-        "archived_logs": {
-            "reads_excluding_keys": reads_excluding_archived,
-            "skipped": {"count": len(misfiled), "items": capped(m.evidence() for m in misfiled)},
-        },
-        "disagreements": {"count": len(disagreements), "items": capped(disagreements)},
+        **reads.evidence(),
     }
-    if disagreements:
+    if reads.disagreements:
         return CheckResult(name, "invalid", evidence)
     reasons = [
         (not instants, "no completed instant: nothing was compared"),
         (snapshot_rows == 0, "the snapshot is empty: the readers agreed on nothing"),
+        (
+            bool(reads.over_bound),
+            f"{len(reads.over_bound)} read(s) left more than {MAX_EXCLUDED_SHARE:.0%} of their "
+            "rows out of the comparison (rows.reads_over_bound)",
+        ),
     ]
     return fail_closed(name, evidence, reasons)

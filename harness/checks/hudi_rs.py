@@ -14,15 +14,9 @@ from hudi import __version__ as hudi_version
 
 from engine.table import Table
 from engine.timeline.instant import DATA_ACTIONS
+from harness.checks.hudi_exclusions import Contested, Misfiled, crossed_pairs, misfiled_logs
 from harness.checks.hudi_read_plan import Completed, read_limits
-from harness.checks.hudi_reader import (
-    NAME,
-    Contested,
-    Misfiled,
-    crossed_pairs,
-    hudi_reader,
-    misfiled_logs,
-)
+from harness.checks.hudi_reader import NAME, hudi_reader
 from harness.checks.result import CheckResult
 
 PROPERTIES = ".hoodie/hoodie.properties"

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.checks.hudi_exclusions import Contested, crossed_pairs
 from harness.checks.hudi_read_plan import (
     MAX_PULLS,
     MAX_TIME_TRAVEL,
@@ -21,7 +22,7 @@ from harness.checks.hudi_read_plan import (
     spread,
     time_travel_points,
 )
-from harness.checks.hudi_reader import Contested, crossed_pairs, diff_rows, hudi_reader
+from harness.checks.hudi_reader import diff_rows, hudi_reader
 
 
 def t(n: int) -> str:
@@ -331,10 +332,20 @@ def test_a_contested_key_is_left_out_only_of_reads_holding_both_instants():
     hudi = ModelReads(INSTANTS, WRITES, by_requested=True, merge_by="requested")
     r = hudi_reader(INSTANTS, engine, hudi, "id")
     assert r.verdict == "invalid"
+    # Key 2 is one row in four of the snapshot: past the bound, agreement proves too little.
+    r = hudi_reader(INSTANTS, engine, hudi, "id", contested=[contested])
+    assert r.verdict == "unknown", r.evidence
+    over = r.evidence["rows"]["reads_over_bound"]["items"]
+    assert {"read": "snapshot", "rows": 4, "left_out": 1} in over
+    # The same crossing in a table where the two instants wrote 20 more keys: inside it.
+    wide = {**WRITES, t(1): {**WRITES[t(1)], **{k: k for k in range(100, 120)}}}
+    engine = ModelReads(INSTANTS, wide)
+    hudi = ModelReads(INSTANTS, wide, by_requested=True, merge_by="requested")
     r = hudi_reader(INSTANTS, engine, hudi, "id", contested=[contested])
     assert r.verdict == "valid", r.evidence
     assert r.evidence["merge_order"]["skipped"]["items"][0]["keys"] == {"count": 1, "keys": [2]}
-    hudi = ModelReads(INSTANTS, WRITES, by_requested=True, merge_by="requested", tamper={3: 99})
+    assert r.evidence["rows"]["left_out"] == 3  # key 2 of the snapshot, as of t(5) and t(7)
+    hudi = ModelReads(INSTANTS, wide, by_requested=True, merge_by="requested", tamper={3: 99})
     r = hudi_reader(INSTANTS, engine, hudi, "id", contested=[contested])
     assert r.verdict == "invalid"
     different = r.evidence["disagreements"]["items"][0]["different"]["items"]

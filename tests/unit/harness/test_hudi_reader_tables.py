@@ -240,6 +240,26 @@ def test_archival_moves_a_prefix_in_requested_order(tmp_path):
     assert r.evidence["snapshot_rows"] == 7
 
 
+def test_a_read_that_leaves_most_of_its_rows_out_is_unknown(tmp_path):
+    """The same crossing where the contested key is one of four: the judge will not call
+    agreement on the other three `valid`."""
+    table, other = two_writers(tmp_path / "t", "mor", file_groups=1)
+    with table.transaction() as tx:
+        tx.write(engine_rows([0], [0]))
+    a = table.start_instant()
+    a_stats = table.write_files(a, engine_rows([1, 2], [10, 20]))
+    b = other.start_instant()
+    other.commit(b, other.write_files(b, engine_rows([1, 3], [11, 31])))
+    table.commit(a, a_stats)
+    other.close()
+    r = judged(table)
+    table.close()
+    assert r.verdict == "unknown", r.evidence
+    assert {"read": "snapshot", "rows": 4, "left_out": 1} in r.evidence["rows"]["reads_over_bound"][
+        "items"
+    ]
+
+
 def test_keys_two_writers_merge_in_crossed_order_are_skipped_the_rest_compared(tmp_path):
     """Two writers append the same key to one file group's logs, requested A < B and
     completed B < A: the engine keeps A's row (completed last), hudi-rs B's (requested
@@ -250,7 +270,9 @@ def test_keys_two_writers_merge_in_crossed_order_are_skipped_the_rest_compared(t
         tx.write(engine_rows([0], [0]))
     table.run_compaction(table.schedule_compaction())  # key 0 in a base file
     a = table.start_instant()
-    a_stats = table.write_files(a, engine_rows([1, 2], [10, 20]))
+    # With 30 more keys, so that the one contested key stays under the judge's bound.
+    wide = [1, 2, *range(100, 130)]
+    a_stats = table.write_files(a, engine_rows(wide, [10, 20, *range(100, 130)]))
     b = other.start_instant()
     b_stats = other.write_files(b, engine_rows([1, 3], [11, 31]))
     other.commit(b, b_stats)
@@ -291,7 +313,9 @@ def test_a_crossed_pair_whose_files_were_cleaned_contests_nothing(tmp_path):
     the check compares the rest (it read the deleted files and ended unknown)."""
     table, other = two_writers(tmp_path / "t", "mor", file_groups=1)
     a = table.start_instant()
-    a_stats = table.write_files(a, engine_rows([1, 2], [10, 20]))
+    # With 30 more keys, so that the one contested key stays under the judge's bound.
+    wide = [1, 2, *range(100, 130)]
+    a_stats = table.write_files(a, engine_rows(wide, [10, 20, *range(100, 130)]))
     b = other.start_instant()
     other.commit(b, other.write_files(b, engine_rows([1, 3], [11, 31])))
     table.commit(a, a_stats)
@@ -319,8 +343,8 @@ def test_an_archived_log_write_is_left_out_where_hudi_rs_files_it_by_requested_t
     reading that slice, and named; once a later compaction holds the rows in its base,
     hudi-rs reads them again and the snapshot compares them."""
     table, other = two_writers(tmp_path / "t", "mor", file_groups=1)
-    with table.transaction() as tx:
-        tx.write(engine_rows(range(10), range(10)))
+    with table.transaction() as tx:  # 40 keys: the two left out stay under the bound
+        tx.write(engine_rows(range(40), range(40)))
     log = other.start_instant()
     stats = other.write_files(log, engine_rows([100, 3], [1000, 33]))
     compaction = table.schedule_compaction()

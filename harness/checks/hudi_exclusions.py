@@ -1,0 +1,116 @@
+"""The keys hudi_reader leaves out of a comparison, and why: where two readers of one engine
+table mean different rows by design (harness/checks/hudi_reader.py, "Merge order" and
+"Archived log writes"). Each names its file group and instants; a read may leave out at
+most MAX_EXCLUDED_SHARE of its rows (hudi_reader.Comparison)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.checks.hudi_read_plan import Completed
+from harness.checks.result import MAX_LISTED
+
+
+def sorted_keys(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return pc.take(values, pc.sort_indices(values)).slice(0, MAX_LISTED)
+
+
+@dataclass(frozen=True)
+class Contested:
+    """Keys two data instants both wrote into one file group in crossed order: `early` was
+    requested before `late` and completed after it. The engine keeps early's rows (completed
+    last), hudi-rs late's (requested last)."""
+
+    file_group: str
+    early: Completed
+    late: Completed
+    keys: pa.Array
+
+    def in_read(self, begin: str | None, end: str | None) -> bool:
+        """Both instants are in a read of the instants completed in (begin, end]."""
+        return (begin is None or self.late.completed > begin) and (
+            end is None or self.early.completed <= end
+        )
+
+    def evidence(self) -> dict[str, Any]:
+        return {
+            "file_group": self.file_group,
+            "requested_earlier_completed_later": self.early.requested,
+            "requested_later_completed_earlier": self.late.requested,
+            "keys": {"count": len(self.keys), "keys": sorted_keys(self.keys).to_pylist()},
+        }
+
+
+def crossed_pairs(instants: list[Completed]) -> list[tuple[Completed, Completed, list[str]]]:
+    """(early, late, their common file groups) for every two data instants where early was
+    requested before late and completed after it, and both wrote files into a group."""
+    data = sorted((i for i in instants if i.data), key=lambda i: i.requested)
+    pairs = []
+    for n, early in enumerate(data):
+        for late in data[n + 1 :]:
+            if late.requested >= early.completed:
+                break  # requested after early completed: neither it nor later ones cross
+            common = early.groups & late.groups
+            if late.completed < early.completed and common:
+                pairs.append((early, late, sorted(common)))
+    return pairs
+
+
+@dataclass(frozen=True)
+class Misfiled:
+    """Keys an archived log write (`instant`) wrote into `file_group` while compactions of
+    that group were requested (`straddled`, their requested times): hudi-rs files the log
+    before them and reads their slices without it. `absorbed_by`: the group's compactions
+    requested after the log completed, whose base files hold its rows again."""
+
+    file_group: str
+    instant: Completed
+    straddled: tuple[str, ...]
+    absorbed_by: tuple[Completed, ...]
+    keys: pa.Array
+
+    def in_view(self, c: str | None, t: str | None) -> bool:
+        """Does the engine's read as of c (None: the snapshot) hold the log, while hudi-rs's
+        as of t (None: the latest) reads a slice without it?"""
+
+        def reached(time: str, bound: str | None) -> bool:
+            return bound is None or time <= bound
+
+        if not reached(self.instant.completed, c) or not reached(self.straddled[0], t):
+            return False
+        absorbed = (k for k in self.absorbed_by if reached(k.requested, t))
+        return not any(reached(k.completed, c) for k in absorbed)
+
+    def evidence(self) -> dict[str, Any]:
+        return {
+            "file_group": self.file_group,
+            "instant": self.instant.requested,
+            "completed": self.instant.completed,
+            "compactions_requested_while_inflight": list(self.straddled),
+            "keys": {"count": len(self.keys), "keys": sorted_keys(self.keys).to_pylist()},
+        }
+
+
+def misfiled_logs(
+    instants: list[Completed],
+) -> list[tuple[Completed, str, tuple[str, ...], tuple[Completed, ...]]]:
+    """(log write, file group, `straddled`, `absorbed_by`) for every archived log write
+    (`Misfiled`) into a group a compaction was requested for while it was inflight."""
+    compactions = [i for i in instants if not i.data]
+    out = []
+    for j in instants:
+        if not (j.archived and j.action == "deltacommit"):
+            continue
+        for g in sorted(j.groups):
+            mine = [k for k in compactions if g in k.groups]
+            straddled = tuple(
+                sorted(k.requested for k in mine if j.requested < k.requested <= j.completed)
+            )
+            if straddled:
+                absorbed = tuple(k for k in mine if k.requested > j.completed)
+                out.append((j, g, straddled, absorbed))
+    return out
