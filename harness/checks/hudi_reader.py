@@ -56,6 +56,8 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   out of every read holding both instants (the snapshot; as-of points both completed by;
   pulls holding both completions) and counted as skipped under `merge_order`, naming the
   group and both instants. Every other key of those reads is still compared.
+- Bounded. Rows compared and left out are counted; a read that leaves more than
+  MAX_EXCLUDED_SHARE of its rows out judges too little: the check is then `unknown`.
 """
 
 from __future__ import annotations
