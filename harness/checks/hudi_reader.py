@@ -51,7 +51,9 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   input_split.rs) re-sorts a slice's log files by the instant time in their names (as Java's
   `HoodieLogFile.getLogFileComparator()`), and without an ordering field the merge mode is
   COMMIT_TIME_ORDERING, where the record read last wins (reader_v2/record_merger.rs
-  `CommitTimeRecordMerger`). So where one instant was requested before the other and
+  `CommitTimeRecordMerger`); Apache Hudi's Java reader 1.2.0 does the same, measured on
+  such a table with and without an ordering field (tests/systems/
+  test_hudi_java_reader_check.py). So where one instant was requested before the other and
   completed after it, the key's row differs legitimately: such keys (`Contested`) are left
   out of every read holding both instants (the snapshot; as-of points both completed by;
   pulls holding both completions) and counted as skipped under `merge_order`, naming the
