@@ -56,10 +56,15 @@ def _history(path: Path, kind: str) -> Table:
     t = _open(path, kind)
     _write(t, range(20), 0)
     _write(t, range(10), 1)
-    if kind == "mor":
+    if kind == "mor":  # a compaction planned while another writer's log write is inflight
+        writer = _open(path, kind)
+        inflight = writer.start_instant()
+        stats = writer.write_files(inflight, pa.table({"id": [30], "v": [30]}, SCHEMA))
         compaction = t.schedule_compaction()
         assert compaction is not None
+        writer.commit(inflight, stats)
         t.run_compaction(compaction)
+        writer.close()
     _write(t, range(5, 15), 2)
     _write(t, [3, 16], 0, op="delete")
     t.rollback(t.start_instant())
@@ -78,7 +83,8 @@ def test_java_hudi_reads_an_engine_table_as_the_engine_does(tmp_path: Path, kind
     result = _judge(_history(tmp_path / kind, kind), tmp_path / "reads")
     assert result.verdict == "valid", result.evidence["disagreements"]
     ev = result.evidence
-    assert ev["snapshot_rows"] == 19  # 20 keys, 3 deleted, 16 deleted and written again
+    # 20 keys, 3 deleted, 16 deleted and written again; on MOR key 30 of the late log too
+    assert ev["snapshot_rows"] == 19 + (kind == "mor")
     assert ev["time_travel"]["compared"] >= 3 and ev["incremental"]["compared"] >= 3
     refused = [s for s in ev["time_travel"]["skipped"]["items"] if "refused" in s]
     assert refused, "the points after the crashed write are ones Java Hudi refuses"
@@ -99,14 +105,9 @@ def _late_log_across_a_compaction(path: Path, slicing: bool) -> Table:
     return Table.open(str(path), safety=safety)
 
 
-@pytest.mark.parametrize("slicing", [True, False])
-def test_a_log_the_engine_loses_without_completion_time_slicing_is_caught(
-    tmp_path: Path, slicing: bool
-) -> None:
-    result = _judge(_late_log_across_a_compaction(tmp_path / "t", slicing), tmp_path / "reads")
-    if slicing:
-        assert result.verdict == "valid", result.evidence["disagreements"]
-        return
+def test_a_log_the_engine_loses_without_completion_time_slicing_is_caught(tmp_path: Path) -> None:
+    # With the switch on, the MOR history above has the same shape, and is valid.
+    result = _judge(_late_log_across_a_compaction(tmp_path / "t", False), tmp_path / "reads")
     assert result.verdict == "invalid"
     snapshot = result.evidence["disagreements"]["items"][0]
     assert snapshot["read"] == "snapshot" and snapshot["only_hudi"]["keys"] == [3]
