@@ -51,7 +51,7 @@ class FileSystemView:
 
     def latest(self, file_id: str) -> tuple[DataFile | None, list[DataFile]]:
         """What a reader merges: the newest visible base and the logs of its slice and of
-        later slices whose base is not visible yet (pending compaction), in commit order."""
+        later slices whose base is not visible yet (pending compaction), in merge order."""
         group = self.groups.get(file_id)
         if group is None:
             return None, []
@@ -60,8 +60,12 @@ class FileSystemView:
         logs.sort(key=self.log_order)
         return group.slices[first].base, logs
 
-    def log_order(self, log: DataFile) -> tuple[str, str, int, str]:
-        return (self.completion[log.name], log.instant, log.version, log.write_token)
+    def log_order(self, log: DataFile) -> tuple[str, int, str]:
+        """Apache Hudi's merge order of a slice's logs (HoodieLogFile.getLogFileComparator):
+        the requested time in the name, then the log version, then the write token; the
+        row merged last wins. Completion time picks the slice a log joins, never its order
+        within it."""
+        return (log.instant, log.version, log.write_token)
 
 
 def build_view(

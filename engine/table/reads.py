@@ -65,10 +65,11 @@ def read_incremental(
     with_meta: bool,
     include_deletes: bool,
 ) -> pa.Table:
-    """Latest version per key among rows written by `instants` (in completion order)."""
+    """Latest version per key among rows written by `instants`, merged as a slice's logs
+    are: in requested-time order (engine/layout/file_slices.py `log_order`)."""
     parts = []
     codes: dict[str, int] = {}
-    for instant in instants:
+    for instant in sorted(instants, key=lambda i: i.requested_time):
         for f in catalog.files_of(instant):
             rows = catalog.read(f)
             own = pc.equal(rows.column(COMMIT_TIME), instant.requested_time)

@@ -1,7 +1,8 @@
-"""The keys hudi_reader leaves out of a comparison, and why: where two readers of one engine
-table mean different rows by design (harness/checks/hudi_reader.py, "Merge order" and
-"Archived log writes"). Each names its file group and instants; a read may leave out at
-most MAX_EXCLUDED_SHARE of its rows (hudi_reader.Comparison)."""
+"""The keys hudi_reader leaves out of a comparison, and why: where hudi-rs, reading the active
+timeline only, files an archived log write under another slice than the engine and Java
+Hudi (harness/checks/hudi_reader.py, "Archived log writes"). Each names its file group and
+instants; a read may leave out at most MAX_EXCLUDED_SHARE of its rows
+(hudi_reader.Comparison)."""
 
 from __future__ import annotations
 
@@ -17,47 +18,6 @@ from harness.checks.result import MAX_LISTED
 
 def sorted_keys(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return pc.take(values, pc.sort_indices(values)).slice(0, MAX_LISTED)
-
-
-@dataclass(frozen=True)
-class Contested:
-    """Keys two data instants both wrote into one file group in crossed order: `early` was
-    requested before `late` and completed after it. The engine keeps early's rows (completed
-    last), hudi-rs late's (requested last)."""
-
-    file_group: str
-    early: Completed
-    late: Completed
-    keys: pa.Array
-
-    def in_read(self, begin: str | None, end: str | None) -> bool:
-        """Both instants are in a read of the instants completed in (begin, end]."""
-        return (begin is None or self.late.completed > begin) and (
-            end is None or self.early.completed <= end
-        )
-
-    def evidence(self) -> dict[str, Any]:
-        return {
-            "file_group": self.file_group,
-            "requested_earlier_completed_later": self.early.requested,
-            "requested_later_completed_earlier": self.late.requested,
-            "keys": {"count": len(self.keys), "keys": sorted_keys(self.keys).to_pylist()},
-        }
-
-
-def crossed_pairs(instants: list[Completed]) -> list[tuple[Completed, Completed, list[str]]]:
-    """(early, late, their common file groups) for every two data instants where early was
-    requested before late and completed after it, and both wrote files into a group."""
-    data = sorted((i for i in instants if i.data), key=lambda i: i.requested)
-    pairs = []
-    for n, early in enumerate(data):
-        for late in data[n + 1 :]:
-            if late.requested >= early.completed:
-                break  # requested after early completed: neither it nor later ones cross
-            common = early.groups & late.groups
-            if late.completed < early.completed and common:
-                pairs.append((early, late, sorted(common)))
-    return pairs
 
 
 @dataclass(frozen=True)

@@ -43,21 +43,13 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   compactions. Every other key of those reads is still compared.
 - Both readers read only inside the cleaner's retention window (engine/table/cleaning.py):
   before it files are gone by design, so earlier points and pulls are not compared.
-- Merge order. When two instants wrote the same key into one file group (MOR log writes of
-  two writers do not conflict, and the pk check only refuses a key in ANOTHER group), the
-  engine's merge keeps the version of the instant that COMPLETED last (engine/layout/
-  file_slices.py `log_order`, completion-time semantics), hudi-rs the version of the one
-  REQUESTED last: its `InputSplit::new` (crates/core/src/file_group/reader_v2/
-  input_split.rs) re-sorts a slice's log files by the instant time in their names (as Java's
-  `HoodieLogFile.getLogFileComparator()`), and without an ordering field the merge mode is
-  COMMIT_TIME_ORDERING, where the record read last wins (reader_v2/record_merger.rs
-  `CommitTimeRecordMerger`); Apache Hudi's Java reader 1.2.0 does the same, measured on
-  such a table with and without an ordering field (tests/systems/
-  test_hudi_java_reader_check.py). So where one instant was requested before the other and
-  completed after it, the key's row differs legitimately: such keys (`Contested`) are left
-  out of every read holding both instants (the snapshot; as-of points both completed by;
-  pulls holding both completions) and counted as skipped under `merge_order`, naming the
-  group and both instants. Every other key of those reads is still compared.
+- Merge order. When two instants wrote the same key into one file slice (MOR log writes of
+  two writers do not conflict, and the pk check only refuses a key in ANOTHER group), every
+  reader keeps the row of the one REQUESTED last: Java Hudi and hudi-rs merge a slice's
+  logs in the order of the instant times in their names (`HoodieLogFile.
+  getLogFileComparator()`), and the engine does the same (engine/layout/file_slices.py
+  `log_order`), also where the other one completed later (measured with Java Hudi 1.2.0:
+  tests/systems/test_hudi_java_reader_check.py). Such keys are compared like any other.
 - Bounded. Rows compared and left out are counted; a read that leaves more than
   MAX_EXCLUDED_SHARE of its rows out judges too little: the check is then `unknown`.
 """
@@ -72,7 +64,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.checks.hudi_exclusions import Contested, Misfiled, sorted_keys
+from harness.checks.hudi_exclusions import Misfiled, sorted_keys
 from harness.checks.hudi_read_plan import (
     MAX_PULLS,
     MAX_TIME_TRAVEL,
@@ -82,8 +74,8 @@ from harness.checks.hudi_read_plan import (
 from harness.checks.result import MAX_LISTED, CheckResult, capped, fail_closed
 
 NAME = "hudi_reader"
-# A read may leave at most this share of its rows out of the comparison (merge_order,
-# archived_logs); past it, the run is `unknown`: agreement on the rest proves too little.
+# A read may leave at most this share of its rows out of the comparison (archived_logs);
+# past it, the run is `unknown`: agreement on the rest proves too little.
 MAX_EXCLUDED_SHARE = 0.10
 
 
@@ -193,11 +185,9 @@ class Comparison:
     little to count as agreeing: it is listed under `over_bound`."""
 
     key: str
-    contested: list[Contested]
     misfiled: list[Misfiled]
     disagreements: list[dict[str, Any]] = field(default_factory=list)
     over_bound: list[dict[str, Any]] = field(default_factory=list)
-    reads_excluding: int = 0
     reads_excluding_archived: int = 0
     compared_rows: int = 0
     excluded_rows: int = 0
@@ -207,18 +197,13 @@ class Comparison:
         where: dict[str, Any],
         ours: Callable[[], pa.Table],
         theirs: Callable[[], pa.Table],
-        read: tuple[str | None, str | None],
         view: tuple[str | None, str | None] | None = None,
     ) -> int:
-        """Compare one read of the instants completed in `read` = (begin, end]; `view`:
-        (engine as of, hudi-rs as of) of a snapshot or time-travel read. The engine's row
-        count."""
+        """Compare one read; `view`: (engine as of, hudi-rs as of) of a snapshot or
+        time-travel read (None: a pull). The engine's row count."""
         mine = ours()
-        excluded = [c.keys for c in self.contested if c.in_read(*read)]
-        self.reads_excluding += bool(excluded)
-        archived = [m.keys for m in self.misfiled if view is not None and m.in_view(*view)]
-        self.reads_excluding_archived += bool(archived)
-        excluded += archived
+        excluded = [m.keys for m in self.misfiled if view is not None and m.in_view(*view)]
+        self.reads_excluding_archived += bool(excluded)
         kept = _without(mine, self.key, excluded)
         left_out = mine.num_rows - kept.num_rows
         self.compared_rows += kept.num_rows
@@ -234,15 +219,8 @@ class Comparison:
         return mine.num_rows
 
     def evidence(self) -> dict[str, Any]:
-        contested, misfiled = self.contested, self.misfiled
+        misfiled = self.misfiled
         return {
-            "merge_order": {
-                "reads_excluding_keys": self.reads_excluding,
-                "skipped": {
-                    "count": len(contested),
-                    "items": capped(c.evidence() for c in contested),
-                },
-            },
             "archived_logs": {
                 "reads_excluding_keys": self.reads_excluding_archived,
                 "skipped": {
@@ -274,7 +252,6 @@ def hudi_reader(
     reader: str = "hudi-rs",
     limits: tuple[int, int] = (MAX_TIME_TRAVEL, MAX_PULLS),
     window_from: str | None = None,
-    contested: list[Contested] | None = None,
     misfiled: list[Misfiled] | None = None,
     refused: Callable[[str], str | None] = lambda _: None,
     name: str = NAME,
@@ -283,23 +260,20 @@ def hudi_reader(
     incremental pulls (at most `limits`, `plan_reads`). An error of the Hudi reader on a
     read is a disagreement (the engine's table must be readable by Hudi); an error of the
     engine's own read propagates. `window_from`: the cleaner's retention boundary (None:
-    nothing cleaned); points and pulls before it are not compared. `contested`: keys the
-    two readers merge in different orders, left out of the reads that hold both of their
-    instants. `misfiled`: keys of archived log writes, left out of the snapshot and the
-    points whose slices hudi-rs reads without them. `refused`: why the Hudi reader refuses
-    time travel to T by design, or None. `name`: the check's (one comparison serves every
-    Hudi reader)."""
+    nothing cleaned); points and pulls before it are not compared. `misfiled`: keys of
+    archived log writes, left out of the snapshot and the points whose slices hudi-rs reads
+    without them. `refused`: why the Hudi reader refuses time travel to T by design, or
+    None. `name`: the check's (one comparison serves every Hudi reader)."""
     plan = plan_reads(instants, limits, window_from, refused)
-    reads = Comparison(key, contested or [], misfiled or [])
+    reads = Comparison(key, misfiled or [])
     snapshot_rows = reads.compare(
-        {"read": "snapshot"}, engine.snapshot, hudi.snapshot, (None, None), (None, None)
+        {"read": "snapshot"}, engine.snapshot, hudi.snapshot, (None, None)
     )
     for c, upto in plan.points:
         reads.compare(
             {"read": "time_travel", "as_of": c, "hudi_as_of": upto},
             functools.partial(engine.as_of, c),
             functools.partial(hudi.as_of, upto),
-            (None, c),
             (c, upto),
         )
     for p in plan.pulls:
@@ -307,7 +281,6 @@ def hudi_reader(
             {"read": "incremental", "instant": p.instant, "begin": p.begin, "end": p.end},
             functools.partial(engine.incremental, p.begin, p.end),
             functools.partial(hudi.incremental, p.begin, p.end),
-            (p.begin, p.end),
         )
     evidence = {
         "reader": reader,

@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from hudi import __version__ as hudi_version
 
 from engine.table import Table
 from engine.timeline.instant import DATA_ACTIONS
-from harness.checks.hudi_exclusions import Contested, Misfiled, crossed_pairs, misfiled_logs
+from harness.checks.hudi_exclusions import Misfiled, misfiled_logs
 from harness.checks.hudi_read_plan import Completed, read_limits
 from harness.checks.hudi_reader import NAME, hudi_reader
 from harness.checks.result import CheckResult
@@ -150,24 +149,6 @@ def misfiled_keys(
     return out
 
 
-def contested_keys(
-    table: Table, instants: list[Completed], cleaned: frozenset[str]
-) -> list[Contested]:
-    """Per file group, the keys both instants of a crossed pair wrote there (the two readers
-    keep different versions of them: harness/checks/hudi_reader.py, "Merge order")."""
-    keys = group_keys(table, cleaned)
-    out = []
-    for early, late, groups in crossed_pairs(instants):
-        for g in groups:
-            mine, theirs = keys(early, g), keys(late, g)
-            if mine is None or theirs is None:
-                continue
-            both = pc.filter(mine, pc.is_in(mine, value_set=theirs))
-            if len(both):
-                out.append(Contested(g, early, late, both))
-    return out
-
-
 def check_table(table: Table, window_from: str | None, cleaned: frozenset[str]) -> CheckResult:
     """hudi_reader on an engine table. hudi-rs failing to open a table whose properties
     name a Hudi table version is `invalid` (the engine writes Hudi tables, which every Hudi
@@ -205,7 +186,6 @@ def check_table(table: Table, window_from: str | None, cleaned: frozenset[str]) 
         READER,
         read_limits(table.stored_rows()),
         window_from,
-        contested_keys(table, instants, cleaned),
         misfiled_keys(table, instants, cleaned),
     )
     return CheckResult(NAME, result.verdict, {"table_version": version, **result.evidence})

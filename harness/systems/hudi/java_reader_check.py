@@ -5,9 +5,9 @@ The same comparison as hudi_reader (harness/checks/hudi_reader.py): the snapshot
 time-travel points and the incremental pulls whose instants both readers select alike
 (harness/checks/hudi_read_plan.py), row by row. Java Hudi 1.x's time travel
 (`as.of.instant`) selects by requested time and its incremental query by completion time,
-in (begin, end], as hudi-rs's do; its log files are ordered by the instant time in their
-names (`HoodieLogFile.getLogFileComparator()`), so the keys of a crossed pair are left out
-as for hudi-rs (`merge_order`). Nothing is left out for archived log writes: hudi-rs's
+in (begin, end], as hudi-rs's do; it merges a slice's log files in the order of the
+instant times in their names, as hudi-rs and the engine do. Nothing is left out for
+archived log writes: hudi-rs's
 reason (it reads the active timeline only) is not Java Hudi's, so any difference there is
 a disagreement. The plan is made first and the JVM asked for exactly those reads, once.
 
@@ -31,7 +31,6 @@ from harness.checks.hudi_rs import (
     EngineReads,
     compared_columns,
     completed_instants,
-    contested_keys,
     hudi_table_version,
 )
 from harness.checks.result import CheckResult
@@ -139,7 +138,6 @@ def check_table(
         reader,
         limits,
         window_from,
-        contested_keys(table, instants, cleaned),
         refused=refused,
         name=NAME,
     )

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.checks.hudi_exclusions import Contested, crossed_pairs
+from harness.checks.hudi_exclusions import Misfiled
 from harness.checks.hudi_read_plan import (
     MAX_PULLS,
     MAX_TIME_TRAVEL,
@@ -220,7 +220,7 @@ class ModelReads:
     writes: dict[str, dict[int, int]]
     by_requested: bool = False
     tamper: dict[int, int | None] | None = None
-    merge_by: str = "completed"  # hudi-rs's merge: "requested" (the later-requested wins)
+    merge_by: str = "requested"  # every Hudi reader's: the later-requested row wins
 
     def _rows(self, chosen: list[Completed]) -> pa.Table:
         state: dict[int, int] = {}
@@ -266,7 +266,7 @@ def test_a_row_only_hudi_rs_sees_is_invalid_and_named():
     snapshot = r.evidence["disagreements"]["items"][0]
     assert snapshot["read"] == "snapshot"
     assert snapshot["only_hudi"]["keys"] == [9]
-    assert snapshot["different"]["items"] == [{"key": 2, "engine": {"v": 20}, "hudi": {"v": 99}}]
+    assert snapshot["different"]["items"] == [{"key": 2, "engine": {"v": 21}, "hudi": {"v": 99}}]
 
 
 class Failing(ModelReads):
@@ -315,38 +315,39 @@ def test_a_table_outside_the_local_file_system_is_unknown():
 # --- keys the two readers merge in different orders ------------------------------------
 
 
-def test_crossed_pairs_are_instants_requested_and_completed_in_opposite_orders_in_a_group():
-    a, b = inst(1, 5, groups=("g1", "g2")), inst(2, 3, groups=("g2",))
-    c, d = inst(4, 6, groups=("g3",)), inst(7, 8, groups=("g2",))
-    compaction = inst(0, 9, action="compaction", groups=("g2",))
-    assert crossed_pairs([d, c, b, a, compaction]) == [(a, b, ["g2"])]
-
-
-def test_a_contested_key_is_left_out_only_of_reads_holding_both_instants():
-    early, late = INSTANTS[0], INSTANTS[1]  # t(1) requested first, completed after t(2)
-    contested = Contested("fg1", early, late, pa.array([2], pa.int64()))
-    assert contested.in_read(None, None) and contested.in_read(None, t(5))
-    assert not contested.in_read(None, t(3)) and not contested.in_read(t(3), t(5))
+def test_a_key_two_instants_wrote_in_crossed_order_is_compared():
+    """t(1) was requested before t(2) and completed after it, and both wrote key 2: every
+    Hudi reader keeps t(2)'s row (requested last), and so must the engine. An engine that
+    merged in completion order (t(1)'s row) disagrees, and the key is named."""
     engine = ModelReads(INSTANTS, WRITES)
-    # hudi-rs keeps the later-requested t(2)'s row of key 2 where both are read
-    hudi = ModelReads(INSTANTS, WRITES, by_requested=True, merge_by="requested")
-    r = hudi_reader(INSTANTS, engine, hudi, "id")
+    hudi = ModelReads(INSTANTS, WRITES, by_requested=True)
+    assert hudi_reader(INSTANTS, engine, hudi, "id").verdict == "valid"
+    by_completion = ModelReads(INSTANTS, WRITES, merge_by="completed")
+    r = hudi_reader(INSTANTS, by_completion, hudi, "id")
     assert r.verdict == "invalid"
-    # Key 2 is one row in four of the snapshot: past the bound, agreement proves too little.
-    r = hudi_reader(INSTANTS, engine, hudi, "id", contested=[contested])
+    different = r.evidence["disagreements"]["items"][0]["different"]["items"]
+    assert different == [{"key": 2, "engine": {"v": 20}, "hudi": {"v": 21}}]
+
+
+def test_a_read_that_leaves_more_than_a_tenth_of_its_rows_out_is_unknown():
+    """Key 1 of an archived log write hudi-rs files under another slice (`Misfiled`) is left
+    out where the rule says: one row in four of the snapshot is past the bound; the same
+    key among 20 more rows is inside it. Rows compared and left out are counted."""
+    misfiled = Misfiled("fg1", INSTANTS[0], (t(2),), (), pa.array([1], pa.int64()))
+    engine = ModelReads(INSTANTS, WRITES)
+    hudi = ModelReads(INSTANTS, WRITES, by_requested=True, tamper={1: None})
+    assert hudi_reader(INSTANTS, engine, hudi, "id").verdict == "invalid"
+    r = hudi_reader(INSTANTS, engine, hudi, "id", misfiled=[misfiled])
     assert r.verdict == "unknown", r.evidence
     over = r.evidence["rows"]["reads_over_bound"]["items"]
     assert {"read": "snapshot", "rows": 4, "left_out": 1} in over
-    # The same crossing in a table where the two instants wrote 20 more keys: inside it.
     wide = {**WRITES, t(1): {**WRITES[t(1)], **{k: k for k in range(100, 120)}}}
     engine = ModelReads(INSTANTS, wide)
-    hudi = ModelReads(INSTANTS, wide, by_requested=True, merge_by="requested")
-    r = hudi_reader(INSTANTS, engine, hudi, "id", contested=[contested])
+    hudi = ModelReads(INSTANTS, wide, by_requested=True, tamper={1: None})
+    r = hudi_reader(INSTANTS, engine, hudi, "id", misfiled=[misfiled])
     assert r.verdict == "valid", r.evidence
-    assert r.evidence["merge_order"]["skipped"]["items"][0]["keys"] == {"count": 1, "keys": [2]}
-    assert r.evidence["rows"]["left_out"] == 3  # key 2 of the snapshot, as of t(5) and t(7)
-    hudi = ModelReads(INSTANTS, wide, by_requested=True, merge_by="requested", tamper={3: 99})
-    r = hudi_reader(INSTANTS, engine, hudi, "id", contested=[contested])
-    assert r.verdict == "invalid"
-    different = r.evidence["disagreements"]["items"][0]["different"]["items"]
-    assert different == [{"key": 3, "engine": {"v": 30}, "hudi": {"v": 99}}]
+    assert r.evidence["rows"]["left_out"] == 3  # key 1 of the snapshot, as of t(5) and t(7)
+    assert r.evidence["archived_logs"]["skipped"]["items"][0]["keys"] == {
+        "count": 1,
+        "keys": [1],
+    }

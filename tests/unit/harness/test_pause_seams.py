@@ -272,9 +272,10 @@ def test_batch_writer_pause_lets_its_lease_run_out_then_resumes(tmp_path, fencin
     """The batch writer's pause (the runner's hook): at the seam, holding the lock, it
     renews nothing, so another writer takes the lock over; then it goes on, and its
     commit is refused (fencing) or lands although it lost the lock: paused after its OCC
-    check, it completes last and undoes the other writer's update (a lost update: what
-    the lock-lease detection's bank check sees)."""
-    path = str(tmp_path / "mor")  # logs merge in completion order: the last to complete wins
+    check, it completes last, a commit made without the lock (what the lock-lease
+    detection's timeline check sees). Its row of the key both wrote was requested first,
+    so the merge (Hudi's order: by requested time) keeps the new holder's."""
+    path = str(tmp_path / "mor")
     config = TableConfig(table_type="mor", file_groups=1)
     Table.create(path, config, rows([0]).schema, max_skew_ms=0).close()
     safety = Safety(fencing=fencing)
@@ -317,5 +318,5 @@ def test_batch_writer_pause_lets_its_lease_run_out_then_resumes(tmp_path, fencin
         assert isinstance(error, FencedError), error
         assert t.requested_time not in done and value == 600
     else:
-        assert error is None and t.requested_time in done
-        assert value == 500  # the later commit of the lock's new holder is lost
+        assert error is None and t.requested_time in done  # landed without the lock
+        assert value == 600
