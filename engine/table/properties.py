@@ -24,8 +24,9 @@ PROPERTIES = ".hoodie/hoodie.properties"
 TABLE_VERSION = 8
 TIMELINE_LAYOUT_VERSION = 2
 # The engine's own on-disk format (1: JSON properties and JSON instants, before Hudi's;
-# 2: write tokens Java Hudi does not take and no merge mode in these properties).
-FORMAT_VERSION = 3
+# 2: write tokens Java Hudi does not take and no merge mode in these properties; 3: the
+# engine's own rows and manifests in the archived timeline).
+FORMAT_VERSION = 4
 HUDI_TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 CONFIG_KEY = "instantbench.table.config"
 SCHEMA_KEY = "instantbench.table.schema"

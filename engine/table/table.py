@@ -59,9 +59,9 @@ from engine.table.stats import WriteStat
 from engine.table.transaction import Transaction
 from engine.table.writer import FileWriter
 from engine.timeline.active import TIMELINE_DIR, ActiveTimeline
-from engine.timeline.archive import HISTORY_DIR
+from engine.timeline.archive import HISTORY_DIR, ArchivedEntry
 from engine.timeline.commit_metadata import CommitMetadata, reserved_keys
-from engine.timeline.instant import COMMIT_ACTIONS, DATA_ACTIONS, INFLIGHT, Instant
+from engine.timeline.instant import COMMIT_ACTIONS, DATA_ACTIONS, INFLIGHT, REQUESTED, Instant
 from engine.timeline.sequence import REQUESTED_SEQ, StoredLastGenerated
 from engine.truetime import InstantTimeGenerator, InstantTiming
 
@@ -550,11 +550,20 @@ class Table:
                 self.catalog.files_of(i)  # keep the parsed file list cached
                 raw = self.storage.read_bytes(f"{TIMELINE_DIR}/{i.file_name}")
                 self.timeline.read_metadata(i)  # raises CorruptInstantError if broken
-                entries.append((i, raw))
+                entries.append(ArchivedEntry(i, raw, self._plan_bytes(i)))
             self.timeline.archive.append(entries)
             for i in movable:
                 self.timeline.remove_completed(i)
         return len(movable)
+
+    def _plan_bytes(self, instant: Instant) -> bytes | None:
+        """What an archived instant keeps as its plan, as Hudi's archiver does: its
+        requested file's bytes (a clean's or a compaction's plan), None when empty."""
+        try:
+            plan = self.storage.read_bytes(f"{TIMELINE_DIR}/{instant.pending_file(REQUESTED)}")
+        except FileNotFoundError:
+            return None
+        return plan or None
 
     # -- reads ---------------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ class ActiveTimeline:
         self.storage, self.safety = storage, safety or Safety()
         # Merge-on-read: data instants are deltacommits, so a completed commit is a compaction.
         self.compaction_commits = compaction_commits
-        self.archive = archive or ArchivedTimeline(storage)
+        self.archive = archive or ArchivedTimeline(storage, compaction_commits=compaction_commits)
         self._lock = threading.RLock()
         self._parsed: dict[str, Instant | None] = {}
         self._by_time: dict[str, Instant] = {}

@@ -1,27 +1,27 @@
-"""The archived timeline: an LSM tree of Parquet runs in `.hoodie/timeline/history/`.
+"""The archived timeline: Apache Hudi 1.x's LSM tree of Parquet runs in
+`.hoodie/timeline/history/`, in Hudi's own format, so Java Hudi loads it.
 
-Runs are `<minCompletion>_<maxCompletion>_<level>.parquet` with one row per completed
-instant (requested_time, completion_time, action, metadata: the completed file's bytes,
-an Avro HoodieCommitMetadata). `manifest_N` lists the live runs; `_version_` names the
-current N. Writers publish a run, then a new manifest (put-if-absent), then the version;
-readers follow the version. When a level holds `batch` runs, the oldest `batch` are
-merged into one run of the next level.
+A run is `<minRequested>_<maxRequested>_<level>.parquet`, one row per completed instant:
+Hudi's `HoodieLSMTimelineInstant` (instantTime = requested time, completionTime, action as
+its completed file names it, metadata = the completed file's bytes, plan = the requested
+file's bytes where it has some, version 1). `manifest_N` is Hudi's JSON list of the live
+runs (`files`: `fileName`, `fileLen`); `_version_` names the current N. Writers publish a
+run, then a new manifest (put-if-absent), then the version; readers follow the version.
+When a level holds `batch` runs, the oldest `batch` are merged into one run of the next
+level (Hudi's universal compaction; the engine keeps no older manifests for readers).
 
 Archiving holds the table lock; its manifest and version writes and its deletes of merged
 runs go through the table's fence (engine/table/fencing.py), so a zombie coordinator
 resumed after its successor's takeover changes nothing here. A run file itself is not
-fenced: no reader sees it before a manifest lists it, and its name (its instants'
-completion range and level) always holds the same instants.
-
-Hudi's own LSM history has this folder and run naming but other run contents (Avro
-`HoodieLSMTimelineInstant` rows) and manifest format; hudi-rs 0.5.0 does not read
-`timeline/history/` at all (its layout-2 archived loader returns no instants), so a Hudi
-reader sees the active timeline only: archived instants are invisible to it.
+fenced: no reader sees it before a manifest lists it, and a completion already archived is
+never written again, so a name never comes to hold other rows. hudi-rs 0.5.0 does not read
+`timeline/history/` (its layout-2 archived loader returns no instants).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -29,29 +29,50 @@ from typing import Any
 import pyarrow as pa
 
 from engine.storage import Storage
-from engine.timeline.instant import COMPLETED, Instant
+from engine.timeline.instant import COMPLETED, COMPLETED_AS, Instant
 
 HISTORY_DIR = ".hoodie/timeline/history"
 VERSION_FILE = f"{HISTORY_DIR}/_version_"
+LSM_INSTANT_VERSION = 1  # Hudi's LSMTimeline.LSM_TIMELINE_INSTANT_VERSION_1
+_RUN_NAME = re.compile(r"^(\d+)_(\d+)_(\d)\.parquet$")
 _SCHEMA = pa.schema(
     [
-        ("requested_time", pa.string()),
-        ("completion_time", pa.string()),
+        ("instantTime", pa.string()),
+        ("completionTime", pa.string()),
         ("action", pa.string()),
         ("metadata", pa.binary()),
+        ("plan", pa.binary()),
+        pa.field("version", pa.int32(), nullable=False),
     ]
 )
 
 
 @dataclass(frozen=True)
+class ArchivedEntry:
+    """A completed instant as it is archived: its completed file's bytes and its plan
+    (the requested file's bytes: a clean's or compaction's plan), if any."""
+
+    instant: Instant
+    metadata: bytes
+    plan: bytes | None = None
+
+
+@dataclass(frozen=True)
 class _Run:
     name: str
-    level: int
+    size: int
+
+    @property
+    def level(self) -> int:
+        match = _RUN_NAME.match(self.name)
+        return int(match.group(3)) if match else 0
 
 
 class ArchivedTimeline:
-    def __init__(self, storage: Storage, batch: int = 10) -> None:
+    def __init__(self, storage: Storage, batch: int = 10, compaction_commits: bool = False) -> None:
         self.storage, self.batch = storage, batch
+        # Merge-on-read: an archived `commit` is a compaction (engine/timeline/instant.py).
+        self.compaction_commits = compaction_commits
         self.version = 0
         self._runs: list[_Run] = []
         self._by_time: dict[str, tuple[Instant, str]] = {}  # requested -> (instant, run)
@@ -81,25 +102,32 @@ class ArchivedTimeline:
 
     def _load(self, version: int) -> None:
         manifest = json.loads(self.storage.read_bytes(f"{HISTORY_DIR}/manifest_{version}"))
-        runs = [_Run(r["name"], r["level"]) for r in manifest["runs"]]
+        runs = [_Run(f["fileName"], int(f.get("fileLen", 0))) for f in manifest["files"]]
         by_time: dict[str, tuple[Instant, str]] = {}
         rows = []
         for run in runs:
-            t = self.storage.read_parquet(
-                f"{HISTORY_DIR}/{run.name}", columns=["requested_time", "completion_time", "action"]
-            )
-            cols = [t.column(i).to_pylist() for i in range(3)]
-            for req, comp, action in zip(*cols, strict=True):
-                # A crash between archiving and deleting the active files can archive an
-                # instant twice; both copies are identical.
-                by_time.setdefault(req, (Instant(req, action, COMPLETED, comp), run.name))
-                rows.append(Instant(req, action, COMPLETED, comp))
+            for instant in self._instants_of(run.name):
+                # Two completions of one instant (a collision) are two rows: the first
+                # stands for the instant, both are evidence (`rows`).
+                by_time.setdefault(instant.requested_time, (instant, run.name))
+                rows.append(instant)
         self.version, self._runs, self._by_time, self._rows = version, runs, by_time, rows
         self._ordered = sorted((i for i, _ in by_time.values()), key=lambda i: i.completed_at)
-        self._max_time = manifest.get("max_time")
+        self._max_time = max((_max_of(i) for i in rows), default=None)
         self._meta_cache = {
             k: v for k, v in self._meta_cache.items() if k in {r.name for r in runs}
         }
+
+    def _instants_of(self, run: str) -> list[Instant]:
+        columns = ["instantTime", "completionTime", "action"]
+        t = self.storage.read_parquet(f"{HISTORY_DIR}/{run}", columns=columns)
+        cols = [t.column(c).to_pylist() for c in columns]
+        return [self._instant(*row) for row in zip(*cols, strict=True)]
+
+    def _instant(self, requested: str, completed: str, action: str) -> Instant:
+        if action == "commit" and self.compaction_commits:
+            action = "compaction"
+        return Instant(requested, action, COMPLETED, completed)
 
     def instants(self) -> list[Instant]:
         """Archived instants ordered by completion time."""
@@ -138,7 +166,7 @@ class ArchivedTimeline:
         with self._lock:
             if run not in self._meta_cache:
                 t = self.storage.read_parquet(
-                    f"{HISTORY_DIR}/{run}", columns=["requested_time", "metadata"]
+                    f"{HISTORY_DIR}/{run}", columns=["instantTime", "metadata"]
                 )
                 reqs, metas = t.column(0).to_pylist(), t.column(1).to_pylist()
                 self._meta_cache[run] = dict(zip(reqs, metas, strict=True))
@@ -146,40 +174,39 @@ class ArchivedTimeline:
 
     # -- writing (the caller holds the table lock) ---------------------------------------
 
-    def append(self, entries: list[tuple[Instant, bytes]]) -> None:
-        """Archive completed instants with their completed files' bytes as one new level-0
-        run."""
+    def append(self, entries: list[ArchivedEntry]) -> None:
+        """Archive completed instants as one new level-0 run; a completion already archived
+        (a crash repeated this archival) is not written again."""
+        self.reload()
+        archived = {_completion(i) for i in self._rows}
+        entries = [e for e in entries if _completion(e.instant) not in archived]
         if not entries:
             return
-        self.reload()
-        run = self._write_run(entries, level=0)
-        runs = [*self._runs, run]
-        max_time = max([self._max_time or "", *(_max_of(i) for i, _ in entries)])
-        self._publish(runs, max_time)
+        self._publish([*self._runs, self._write_run(entries, level=0)])
         self._compact()
 
-    def _write_run(self, entries: list[tuple[Instant, bytes]], level: int) -> _Run:
-        entries = sorted(entries, key=lambda e: e[0].completed_at)
-        name = f"{entries[0][0].completion_time}_{entries[-1][0].completion_time}_{level}.parquet"
+    def _write_run(self, entries: list[ArchivedEntry], level: int) -> _Run:
+        entries = sorted(entries, key=lambda e: e.instant.requested_time)
+        first, last = entries[0].instant.requested_time, entries[-1].instant.requested_time
+        name = f"{first}_{last}_{level}.parquet"
         table = pa.Table.from_pydict(
             {
-                "requested_time": [i.requested_time for i, _ in entries],
-                "completion_time": [i.completion_time for i, _ in entries],
-                "action": [i.action for i, _ in entries],
-                "metadata": [m for _, m in entries],
+                "instantTime": [e.instant.requested_time for e in entries],
+                "completionTime": [e.instant.completion_time for e in entries],
+                "action": [COMPLETED_AS.get(e.instant.action, e.instant.action) for e in entries],
+                "metadata": [e.metadata for e in entries],
+                "plan": [e.plan for e in entries],
+                "version": [LSM_INSTANT_VERSION] * len(entries),
             },
             schema=_SCHEMA,
         )
-        self.storage.write_parquet(f"{HISTORY_DIR}/{name}", table)
-        return _Run(name, level)
+        return _Run(name, self.storage.write_parquet(f"{HISTORY_DIR}/{name}", table))
 
-    def _publish(self, runs: list[_Run], max_time: str | None) -> None:
+    def _publish(self, runs: list[_Run]) -> None:
         version = self.version + 1
-        manifest = {
-            "runs": [{"name": r.name, "level": r.level} for r in runs],
-            "max_time": max_time,
-        }
-        self._put(f"{HISTORY_DIR}/manifest_{version}", json.dumps(manifest).encode(), True)
+        manifest = {"files": [{"fileName": r.name, "fileLen": r.size} for r in runs]}
+        body = json.dumps(manifest, indent=2).encode()
+        self._put(f"{HISTORY_DIR}/manifest_{version}", body, True)
         self._put(VERSION_FILE, str(version).encode(), False)
         with self._lock:
             self._load(version)
@@ -198,16 +225,17 @@ class ArchivedTimeline:
                 return
             victims = sorted((r for r in self._runs if r.level == level), key=lambda r: r.name)
             victims = victims[: self.batch]
-            entries = []
-            for run in victims:
-                t = self.storage.read_parquet(f"{HISTORY_DIR}/{run.name}")
-                rows = zip(*(t.column(i).to_pylist() for i in range(4)), strict=True)
-                entries += [(Instant(r, a, COMPLETED, c), m) for r, c, a, m in rows]
-            merged = self._write_run(_dedupe(entries), level + 1)
+            entries = [e for run in victims for e in self._entries_of(run.name)]
+            merged = self._write_run(entries, level + 1)
             keep = [r for r in self._runs if r not in victims]
-            self._publish([*keep, merged], self._max_time)
+            self._publish([*keep, merged])
             for run in victims:
                 self._delete(f"{HISTORY_DIR}/{run.name}")
+
+    def _entries_of(self, run: str) -> list[ArchivedEntry]:
+        t = self.storage.read_parquet(f"{HISTORY_DIR}/{run}").to_pydict()
+        instants = map(self._instant, t["instantTime"], t["completionTime"], t["action"])
+        return list(map(ArchivedEntry, instants, t["metadata"], t["plan"]))
 
     def _put(self, path: str, data: bytes, exclusive: bool) -> None:
         if self.fence is not None:
@@ -224,14 +252,9 @@ class ArchivedTimeline:
             self.storage.delete(path, missing_ok=True)
 
 
+def _completion(instant: Instant) -> tuple[str, str | None]:
+    return instant.requested_time, instant.completion_time
+
+
 def _max_of(instant: Instant) -> str:
     return max(instant.requested_time, instant.completion_time or "")
-
-
-def _dedupe(entries: list[tuple[Instant, bytes]]) -> list[tuple[Instant, bytes]]:
-    """One row per completion: copies of one (an archival a crash repeated) are identical,
-    while two completion times of one instant are two completions, kept as evidence."""
-    seen: dict[tuple[str, str | None], tuple[Instant, bytes]] = {}
-    for entry in entries:
-        seen.setdefault((entry[0].requested_time, entry[0].completion_time), entry)
-    return list(seen.values())

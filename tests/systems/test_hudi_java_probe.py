@@ -88,23 +88,7 @@ def answers(
     return {p.name: (p, found[str(p)]) for p in paths}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "cow",
-        "mor",
-        "mor_ordered",
-        pytest.param(
-            "mor_archived",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the engine's LSM history (.hoodie/timeline/history) is not in Hudi's "
-                "format: Java Hudi loads no archived instant (issue 35 item 1, open)",
-            ),
-        ),
-        "mor_pending_compaction",
-    ],
-)
+@pytest.mark.parametrize("name", TABLES)
 def test_java_hudi_recognises_every_file_the_engine_wrote(
     answers: dict[str, tuple[Path, dict[str, Any]]], name: str
 ) -> None:

@@ -13,7 +13,7 @@ from engine.layout.file_slices import build_view
 from engine.storage import Storage
 from engine.table import Table, WriteStat
 from engine.timeline.active import TIMELINE_DIR, ActiveTimeline
-from engine.timeline.archive import ArchivedTimeline
+from engine.timeline.archive import ArchivedEntry, ArchivedTimeline
 from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import COMPLETED, Instant
 
@@ -85,7 +85,7 @@ def test_bench_load_timeline_10000_instants(benchmark, tmp_path):
     for batch in range(9):
         archive.append(
             [
-                (Instant(_t(2 * n), "commit", COMPLETED, _t(2 * n + 1)), meta)
+                ArchivedEntry(Instant(_t(2 * n), "commit", COMPLETED, _t(2 * n + 1)), meta)
                 for n in range(batch * 1000, (batch + 1) * 1000)
             ]
         )

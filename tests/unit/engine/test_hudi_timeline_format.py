@@ -18,6 +18,7 @@ from engine.errors import NotATableError
 from engine.storage import Storage
 from engine.table import Table, WriteStat, cleaning
 from engine.table.properties import (
+    FORMAT_VERSION,
     PROPERTIES,
     TABLE_VERSION,
     TIMELINE_LAYOUT_VERSION,
@@ -144,13 +145,13 @@ def test_a_table_of_an_older_instantbench_is_refused_naming_its_format(tmp_path)
     storage.write_bytes(PROPERTIES, b"hoodie.table.name=x\nhoodie.table.version=6\n")
     with pytest.raises(NotATableError, match=r"hoodie\.table\.version=6"):
         Table.open(str(tmp_path))
-    # Format 2 named its files with write tokens Java Hudi skips: refused, not read empty.
+    # Format 3 kept the engine's own rows in its archived timeline: refused, not misread.
     Table.create(str(tmp_path / "t"), TableConfig()).close()
     current = (tmp_path / "t" / PROPERTIES).read_text()
     storage.write_bytes(
-        PROPERTIES, current.replace("format.version=3", "format.version=2").encode()
+        PROPERTIES, current.replace(f"format.version={FORMAT_VERSION}", "format.version=3").encode()
     )
-    with pytest.raises(NotATableError, match=r"instantbench\.format\.version=2"):
+    with pytest.raises(NotATableError, match=r"instantbench\.format\.version=3"):
         Table.open(str(tmp_path))
 
 
