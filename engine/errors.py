@@ -23,6 +23,13 @@ class NotATableError(EngineError):
         self.path = path
 
 
+class ReadOnlyTableError(EngineError):
+    """A table Apache Hudi wrote: the engine reads it and never changes it."""
+
+    def __init__(self, path: str, what: str) -> None:
+        super().__init__(f"{path}: written by Apache Hudi, read only here: {what} refused")
+
+
 class TableExistsError(EngineError):
     def __init__(self, path: str) -> None:
         super().__init__(f"a table already exists at {path}")

@@ -34,9 +34,9 @@ MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
 DELETE_BLOCK_VERSION = 3  # the content version of Hudi's delete blocks (log block V3)
 
-# HoodieLogBlockType ordinals the engine writes (0 command, 2 corrupt, 3 Avro data,
-# 4 HFile data and 6 CDC data it neither writes nor reads)
-DELETE_BLOCK, PARQUET_DATA_BLOCK = 1, 5
+# HoodieLogBlockType ordinals the engine writes (0 command, 2 corrupt, 4 HFile data and
+# 6 CDC data it neither writes nor reads; 3, Avro data, it reads in tables Hudi wrote)
+DELETE_BLOCK, AVRO_DATA_BLOCK, PARQUET_DATA_BLOCK = 1, 3, 5
 # HeaderMetadataType ordinals (1 TARGET_INSTANT_TIME, 3 COMMAND_BLOCK_TYPE: rollback blocks)
 INSTANT_TIME, SCHEMA = 0, 2
 

@@ -16,8 +16,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.errors import CorruptFileError
+from engine.layout.avro_data_block import avro_block_rows, decode_avro_block
 from engine.layout.file_names import LOG, parse_data_file
 from engine.layout.log_format import (
+    AVRO_DATA_BLOCK,
     DELETE_BLOCK,
     INSTANT_TIME,
     ORDERING_INT,
@@ -44,6 +46,18 @@ from engine.table.merge import (
     concat,
     dictionary_constants,
     record_keys,
+)
+
+# What a log file's bytes can raise when they are not what their blocks claim (fastavro
+# raises ValueError, EOFError and others on bad Avro).
+_UNREADABLE = (
+    pa.ArrowInvalid,
+    OSError,
+    IndexError,
+    UnicodeError,
+    struct.error,
+    ValueError,
+    EOFError,
 )
 
 # Unique per row: no dictionary. Statistics only where a reader may prune by them (the
@@ -197,12 +211,14 @@ def decode_log(
         for block in read_blocks(data):
             if block.block_type == PARQUET_DATA_BLOCK:
                 parts.append(pq.read_table(pa.BufferReader(block.content)))
+            elif block.block_type == AVRO_DATA_BLOCK:
+                parts.append(decode_avro_block(block.content, block.header[SCHEMA]))
             elif block.block_type == DELETE_BLOCK:
                 keys = pa.array(decode_delete_keys(block.content), pa.string()).cast(key_type)
                 parts.append(delete_markers(keys, key, block.instant or "", name))
             else:  # command (rollback) and other blocks: the engine writes none
                 raise LogFormatError(f"unsupported log block type {block.block_type}")
-    except (LogFormatError, pa.ArrowInvalid, OSError, IndexError, UnicodeError, struct.error) as e:
+    except (LogFormatError, *_UNREADABLE) as e:
         raise CorruptFileError(path or name, str(e)) from None
     if not parts:  # torn: nothing readable
         return pa.schema([*META_FIELDS, pa.field(key, key_type)]).empty_table()
@@ -217,6 +233,8 @@ def file_rows(storage: Storage, name: str) -> int:
     for block in read_blocks(storage.read_bytes(name)):
         if block.block_type == PARQUET_DATA_BLOCK:
             total += pq.ParquetFile(pa.BufferReader(block.content)).metadata.num_rows
+        elif block.block_type == AVRO_DATA_BLOCK:
+            total += avro_block_rows(block.content)
         elif block.block_type == DELETE_BLOCK:
             total += len(decode_delete_keys(block.content))
     return total

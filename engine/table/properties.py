@@ -12,6 +12,7 @@ import functools
 import json
 import posixpath
 import zlib
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -38,8 +39,53 @@ FORMAT_KEY = "instantbench.format.version"
 # (HoodieTableConfig.inferMergingConfigsForPreV9Table): Java Hudi cannot merge a log
 # without them (a NullPointerException on the merge mode).
 MERGE_MODE = "COMMIT_TIME_ORDERING"
+# Tables Apache Hudi wrote that the engine reads (never writes): version 9 is Hudi 1.1+'s
+# default, 8 Hudi 1.0's; their merge modes, by commit time or by the ordering field.
+HUDI_READ_VERSIONS = {"8", "9"}
+READ_MERGE_MODES = ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING")
 MERGE_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 MERGE_STRATEGY_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"  # COMMIT_TIME_BASED_MERGE_STRATEGY_UUID
+
+
+@dataclass(frozen=True)
+class TableProperties:
+    config: TableConfig
+    schema: pa.Schema | None
+    # A table Apache Hudi wrote (the engine reads it, never writes): how its rows merge.
+    hudi_merge_mode: str | None = None
+
+
+def hudi_table_config(storage: Storage, props: dict[str, str]) -> TableProperties:
+    """The engine's view of a table Apache Hudi wrote: its type, record key, ordering
+    field and merge mode; the schema comes from its commits. A layout the engine cannot
+    read (partitions, composite keys, a merge mode other than by commit or event time)
+    is refused, naming the key."""
+    kinds = {hudi: kind for kind, hudi in HUDI_TABLE_TYPES.items()}
+    wanted = {
+        "hoodie.table.type": lambda v: v in kinds,
+        "hoodie.table.recordkey.fields": lambda v: bool(v) and "," not in v,
+        "hoodie.table.partition.fields": lambda v: v == "",
+        "hoodie.table.base.file.format": lambda v: v == "PARQUET",
+        "hoodie.timeline.layout.version": lambda v: v == str(TIMELINE_LAYOUT_VERSION),
+        "hoodie.record.merge.mode": lambda v: v in READ_MERGE_MODES,
+    }
+    for key, allowed in wanted.items():
+        if not allowed(props.get(key, "")):
+            raise NotATableError(
+                storage.root,
+                f"written by Apache Hudi with {key}={props.get(key, '')!r}: this engine reads "
+                "non-partitioned Parquet tables of one record key, timeline layout "
+                f"{TIMELINE_LAYOUT_VERSION}, merge mode {' or '.join(READ_MERGE_MODES)}",
+            )
+    ordering = props.get("hoodie.table.ordering.fields") or props.get(
+        "hoodie.table.precombine.field"
+    )
+    config = TableConfig(
+        table_type=kinds[props["hoodie.table.type"]],
+        key_field=props["hoodie.table.recordkey.fields"],
+        ordering_field=ordering or None,
+    )
+    return TableProperties(config, None, props["hoodie.record.merge.mode"])
 
 
 def encode_schema(schema: pa.Schema) -> str:
@@ -153,7 +199,7 @@ def write_properties(storage: Storage, config: TableConfig, schema: pa.Schema | 
     storage.put_if_absent(PROPERTIES, format_properties(props))
 
 
-def read_properties(storage: Storage) -> tuple[TableConfig, pa.Schema | None]:
+def read_properties(storage: Storage) -> TableProperties:
     try:
         text = storage.read_bytes(PROPERTIES).decode(errors="replace")
     except FileNotFoundError:
@@ -170,12 +216,14 @@ def read_properties(storage: Storage) -> tuple[TableConfig, pa.Schema | None]:
         )
     props = parse_properties(text)
     version = props.get("hoodie.table.version")
+    if CONFIG_KEY not in props and version in HUDI_READ_VERSIONS:
+        return hudi_table_config(storage, props)
     if version != str(TABLE_VERSION) or CONFIG_KEY not in props:
         raise NotATableError(
             storage.root,
             f"hoodie.table.version={version}, {CONFIG_KEY} "
-            f"{'present' if CONFIG_KEY in props else 'missing'}: this engine reads Hudi table "
-            f"version {TABLE_VERSION} tables it wrote itself",
+            f"{'present' if CONFIG_KEY in props else 'missing'}: this engine reads the Hudi "
+            f"table versions {sorted(HUDI_READ_VERSIONS)}, and writes {TABLE_VERSION} tables",
         )
     if props.get(FORMAT_KEY) != str(FORMAT_VERSION):
         # Its data files' names would not parse: refused, not read as an empty table.
@@ -185,4 +233,4 @@ def read_properties(storage: Storage) -> tuple[TableConfig, pa.Schema | None]:
             f"this engine reads format {FORMAT_VERSION}",
         )
     schema = decode_schema(props[SCHEMA_KEY]) if props.get(SCHEMA_KEY) else None
-    return TableConfig.from_dict(json.loads(props[CONFIG_KEY])), schema
+    return TableProperties(TableConfig.from_dict(json.loads(props[CONFIG_KEY])), schema)

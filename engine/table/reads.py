@@ -17,7 +17,7 @@ from engine.table.merge import (
     META_FIELDS,
     concat,
     drop_deleted,
-    last_per_key,
+    latest_per_key,
 )
 from engine.timeline.instant import Instant
 
@@ -32,9 +32,11 @@ def read_view(
     columns: list[str] | None,
     with_meta: bool,
     file_ids: Iterable[str] | None = None,
+    ordering_field: str | None = None,
 ) -> pa.Table:
     """The view's rows, of every file group or only of `file_ids` (a distributed reader
-    reads the groups in parallel, each worker a few of them)."""
+    reads the groups in parallel, each worker a few of them); `ordering_field` merges by
+    event time (merge.latest_per_key)."""
     bases: list[pa.Table] = []
     merged_groups: list[pa.Table] = []
     # A group without logs needs no merge: read only the wanted columns of its base.
@@ -51,7 +53,8 @@ def read_view(
         merged_groups.append(_tag(concat(parts), code))
     if merged_groups:
         # One vectorised merge for all groups: the last version per (group, key) wins.
-        merged = last_per_key(concat(merged_groups), [_GROUP, key]).drop_columns([_GROUP])
+        merged = latest_per_key(concat(merged_groups), [_GROUP, key], ordering_field)
+        merged = merged.drop_columns([_GROUP])
         bases.append(drop_deleted(merged))
     return _project(bases, schema, columns, with_meta)
 
@@ -64,6 +67,7 @@ def read_incremental(
     columns: list[str] | None,
     with_meta: bool,
     include_deletes: bool,
+    ordering_field: str | None = None,
 ) -> pa.Table:
     """Latest version per key among rows written by `instants`, merged as a slice's logs
     are: in requested-time order (engine/layout/file_slices.py `log_order`)."""
@@ -76,7 +80,7 @@ def read_incremental(
             parts.append(_tag(rows.filter(own), codes.setdefault(f.file_id, len(codes))))
     if not parts:
         return _project([], schema, columns, with_meta)
-    latest = last_per_key(concat(parts), [_GROUP, key]).drop_columns([_GROUP])
+    latest = latest_per_key(concat(parts), [_GROUP, key], ordering_field).drop_columns([_GROUP])
     kept = latest if include_deletes else drop_deleted(latest)
     return _project([kept], schema, columns, with_meta)
 

@@ -28,8 +28,10 @@ from engine.errors import (
     FencedError,
     InstantRolledBackError,
     InstantStateError,
+    ReadOnlyTableError,
     TableExistsError,
 )
+from engine.layout.avro_data_block import data_columns
 from engine.layout.file_names import DataFile, parse_data_file
 from engine.layout.file_slices import FileSystemView
 from engine.locks.base import LockProvider, default_owner
@@ -112,6 +114,8 @@ class Table:
         self.lock: LockProvider = lock
         self.lock_timeout_s = lock_timeout_s
         self._declared_schema = schema
+        # Set by `open` for a table Apache Hudi wrote (its merge mode): read, never written.
+        self.hudi_merge_mode: str | None = None
         self._learned_schema: pa.Schema | None = None
         # Merge-on-read data instants are deltacommits: a completed commit is a compaction.
         self.timeline = ActiveTimeline(
@@ -181,8 +185,10 @@ class Table:
     def open(cls, path: str, *, storage: Storage | None = None, **kwargs: Any) -> Table:
         """Open an existing table; NotATableError (naming the path) if there is none."""
         storage = storage or Storage(path)
-        config, schema = read_properties(storage)
-        return cls(storage, config, schema, **kwargs)
+        found = read_properties(storage)
+        table = cls(storage, found.config, found.schema, **kwargs)
+        table.hudi_merge_mode = found.hudi_merge_mode
+        return table
 
     def close(self) -> None:
         """Stop background threads (heartbeats; the default lock's lease renewal); remove
@@ -206,9 +212,12 @@ class Table:
         if self._learned_schema is None:  # schemas do not evolve: learn it once
             for instant in reversed(self.timeline.completed(include_archived=True)):
                 if instant.action in DATA_ACTIONS:
-                    text = self.timeline.read_metadata(instant).arrow_schema
-                    if text:
-                        self._learned_schema = decode_schema(text)
+                    meta = self.timeline.read_metadata(instant)
+                    if meta.arrow_schema:
+                        self._learned_schema = decode_schema(meta.arrow_schema)
+                        break
+                    if meta.avro_schema:  # a commit of Apache Hudi's writer
+                        self._learned_schema = data_columns(meta.avro_schema)
                         break
         return self._learned_schema
 
@@ -288,8 +297,14 @@ class Table:
 
     def locked(self) -> _TimedLock:
         """The table lock, held for a `with` block (the timeline pinned, this hold's fencing
-        grant open); `held.wait_ms` says how long it took to get."""
+        grant open); `held.wait_ms` says how long it took to get. Every change of the
+        table takes it, so a table Apache Hudi wrote refuses them here."""
+        self._refuse_if_hudi("a change of the table")
         return _TimedLock(self)
+
+    def _refuse_if_hudi(self, what: str) -> None:
+        if self.hudi_merge_mode is not None:
+            raise ReadOnlyTableError(self.path, what)
 
     def _truetime_wait(self, seconds: float) -> None:
         # A seam (fault injection pauses a lock holder inside the TrueTime wait).
@@ -310,6 +325,7 @@ class Table:
         prior: Iterable[WriteStat | dict[str, Any]] | None = None,
     ) -> list[WriteStat]:
         """Write `records` into files of `instant` (invisible until commit)."""
+        self._refuse_if_hudi("a data write")
         with self._mutex:
             self.timeline.reload()
         prior_stats = [WriteStat.coerce(s) for s in prior or ()]
@@ -574,10 +590,7 @@ class Table:
         file_ids: Iterable[str] | None = None,
     ) -> pa.Table:
         """The latest committed state (of only some file groups with `file_ids`)."""
-        view = self.view()
-        return read_view(
-            self.catalog, view, self.config.key_field, self.schema, columns, with_meta, file_ids
-        )
+        return self._read(self.view(), columns, with_meta, file_ids)
 
     def as_of(
         self,
@@ -588,10 +601,25 @@ class Table:
     ) -> pa.Table:
         """The state made of instants completed at or before `completion_time` (of only
         some file groups with `file_ids`: the pieces a distributed reader reads)."""
-        view = self.view(as_of=completion_time)
-        return read_view(
-            self.catalog, view, self.config.key_field, self.schema, columns, with_meta, file_ids
-        )
+        return self._read(self.view(as_of=completion_time), columns, with_meta, file_ids)
+
+    def _read(
+        self,
+        view: FileSystemView,
+        columns: list[str] | None,
+        with_meta: bool,
+        file_ids: Iterable[str] | None,
+    ) -> pa.Table:
+        key, schema, ordering = self.config.key_field, self.schema, self._event_time_ordering
+        return read_view(self.catalog, view, key, schema, columns, with_meta, file_ids, ordering)
+
+    @property
+    def _event_time_ordering(self) -> str | None:
+        """The ordering field a table Hudi wrote in EVENT_TIME_ORDERING merges by; None for
+        the engine's own tables, whose later commit wins (COMMIT_TIME_ORDERING)."""
+        if self.hudi_merge_mode != "EVENT_TIME_ORDERING":
+            return None
+        return self.config.ordering_field
 
     def file_ids(self, as_of: str | None = None) -> list[str]:
         return self.view(as_of).file_ids()
@@ -632,6 +660,7 @@ class Table:
             columns,
             with_meta or include_deletes,
             include_deletes,
+            self._event_time_ordering,
         )
 
     def transaction(
