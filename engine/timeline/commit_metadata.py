@@ -14,6 +14,7 @@ engine reads them, Hudi readers never do.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -338,4 +339,20 @@ def _from_record(record: dict[str, Any], file: str) -> CommitMetadata:
         flat["operation"] = _ENGINE_OPS[record["operationType"]]
     meta = CommitMetadata.from_dict(flat)
     meta.stats, meta.avro_schema = stats, avro_schema
+    if meta.rollback is None and record.get("commitsRollback"):
+        meta.rollback = _hudi_rollback(record)
     return meta
+
+
+def _hudi_rollback(record: dict[str, Any]) -> RollbackRecord:
+    """A rollback Apache Hudi wrote (its HoodieRollbackMetadata): the instant it removed and
+    the files it deleted. Hudi records no state of the target; it rolls back only what
+    never completed."""
+    target = record["commitsRollback"][0]
+    actions = {i.get("commitTime"): i.get("action") for i in record.get("instantsRollback") or []}
+    deleted = [
+        posixpath.basename(path)
+        for partition in (record.get("partitionMetadata") or {}).values()
+        for path in partition.get("successDeleteFiles") or []
+    ]
+    return RollbackRecord(target, actions.get(target) or "commit", "inflight", None, deleted)

@@ -4,7 +4,8 @@ reader's answer (issue 35 item 5).
 Hudi 1.2.0 writes three tables in one JVM (harness/systems/hudi/history_writer.py): COW and
 MOR at its default table version 9 (ordering field `ts`, so EVENT_TIME_ORDERING), and a MOR
 table at version 8 in COMMIT_TIME_ORDERING. Each history has upserts, a delete, a write
-whose ordering values are lower than the rows it updates, and a re-insert after the delete;
+whose ordering values are lower than the rows it updates, a re-insert after the delete and
+a failed write Hudi rolls back;
 the MOR tables compact inline (Avro data blocks and delete blocks in their logs), every
 table is cleaned and archived (Hudi's LSM history). The engine's snapshot of each must be
 Hudi's, row for row."""
@@ -66,12 +67,16 @@ def _upsert(ids: range, v: int, ts: int) -> dict[str, Any]:
     return {"operation": "upsert", "rows": [[i, v, ts] for i in ids]}
 
 
-# Commits 1-5 upsert overlapping keys; 6 deletes 15-17; 7 rewrites 0-9 with ts 0 (lower than
-# keys 3-9 hold: event-time ordering keeps the old rows, commit-time the new); 8 re-inserts
-# 15-16 below their deleted rows' ts (a delete acts by commit time) and updates 20-24. The
-# MOR tables compact after commits 3 and 6, so 7 and 8 are merged from the logs.
+# Commits 1-5 upsert overlapping keys, with a failed write between 3 and 4 (its task dies:
+# the instant stays inflight until commit 4's writer rolls it back); 6 deletes 15-17; 7
+# rewrites 0-9 with ts 0 (lower than keys 3-9 hold: event-time ordering keeps the old rows,
+# commit-time the new); 8 re-inserts 15-16 below their deleted rows' ts (a delete acts by
+# commit time) and updates 20-24. The MOR tables compact after commits 3 and 6, so 7 and 8
+# are merged from the logs.
 STEPS = [
-    *(_upsert(range(3 * n, 3 * n + 10), n, n) for n in range(5)),
+    *(_upsert(range(3 * n, 3 * n + 10), n, n) for n in range(3)),
+    {**_upsert(range(30, 40), 9, 9), "fail": 35},  # left inflight, rolled back by the next
+    *(_upsert(range(3 * n, 3 * n + 10), n, n) for n in range(3, 5)),
     {"operation": "delete", "rows": [[i, 0, 0] for i in range(15, 18)]},
     _upsert(range(10), 6, 0),
     {
@@ -118,6 +123,7 @@ def test_the_engine_reads_a_table_hudi_wrote_as_hudi_does(
     assert len(table.timeline.archive.reload()) > 0  # archived by Hudi, read here
     if name != "cow":
         assert any(i.action == "compaction" for i in table.timeline.completed())
+    assert len(table.timeline.rolled_back()) == 1  # Hudi's rollback record, read here
     rows = table.snapshot(columns=["id", "v", "ts"]).to_pylist()
     assert sorted([r["id"], r["v"], r["ts"]] for r in rows) == answer["snapshot"]
 

@@ -8,7 +8,8 @@ library, takes one JSON config file:
 
 Config: jars, master (default local[2]), out (a JSON file) and `tables`, each with `path`,
 `options` (Hudi write options: type, key, ordering, compaction, cleaning, archival) and
-`steps`, each an `operation` (upsert, delete) over rows `[id, v, ts]` of long columns.
+`steps`, each an `operation` (upsert, delete) over rows `[id, v, ts]` of long columns;
+a step with `fail: ID` has its write task die at that id (the write must fail).
 `out` gets, per table path, Hudi's snapshot rows ([id, v, ts], sorted) or the error.
 """
 
@@ -19,6 +20,8 @@ import sys
 from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql.functions import udf
+from pyspark.sql.types import LongType
 
 try:  # imported as a module of the project (its tests)
     from harness.systems.hudi.script_io import java_error, script_main
@@ -33,9 +36,30 @@ ROW_SCHEMA = "id long, v long, ts long"
 def write_history(spark: SparkSession, table: dict[str, Any]) -> None:
     for step in table["steps"]:
         frame = spark.createDataFrame([tuple(r) for r in step["rows"]], ROW_SCHEMA)
+        if step.get("fail"):
+            frame = frame.withColumn("v", fail_on(step["fail"])("id", "v"))
         writer = frame.write.format("hudi").options(**table["options"])
         writer.option("hoodie.datasource.write.operation", step["operation"])
-        writer.mode("append").save(table["path"])
+        try:
+            writer.mode("append").save(table["path"])
+        except Exception:
+            if not step.get("fail"):
+                raise
+        else:
+            if step.get("fail"):
+                raise RuntimeError(f"the write meant to fail on id {step['fail']} committed")
+
+
+def fail_on(bad_id: int) -> Any:
+    """A column function whose task dies at one id: Hudi's write job fails after its instant
+    started, leaving it inflight for the next write to roll back (Hudi's eager cleaning)."""
+
+    def value(key: int, v: int) -> int:
+        if key == bad_id:
+            raise RuntimeError(f"instantbench: a write task killed at id {key}")
+        return v
+
+    return udf(value, LongType())
 
 
 def snapshot(spark: SparkSession, path: str) -> list[list[int]]:
