@@ -25,6 +25,11 @@ _SYNC = os.urandom(16)  # the spec's per-file sync marker; one per process serve
 _NULL, _SECOND = b"\x00", b"\x02"  # union branch 0 and 1 (zig-zag varints)
 
 
+def optional_field(name: str, avro_type: Any) -> dict[str, Any]:
+    """A record field that may be null (Hudi's schemas make most fields so), default null."""
+    return {"name": name, "type": ["null", avro_type], "default": None}
+
+
 def encode_long(n: int) -> bytes:
     """Avro `long`/`int`: zig-zag, then a base-128 varint."""
     n = (n << 1) ^ (n >> 63)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.timeline.avro import ContainerCodec
+from engine.timeline.avro import ContainerCodec, optional_field
 
 PLAN_KEY = "clean"  # the engine's clean plan: {retain_commits, earliest_retained, ..., files}
 POLICY = "KEEP_LATEST_COMMITS"
@@ -29,7 +29,7 @@ _PARTITION_METADATA = {
         {"name": "deletePathPatterns", "type": {"type": "array", "items": "string"}},
         {"name": "successDeleteFiles", "type": {"type": "array", "items": "string"}},
         {"name": "failedDeleteFiles", "type": {"type": "array", "items": "string"}},
-        {"name": "isPartitionDeleted", "type": ["null", "boolean"], "default": None},
+        optional_field("isPartitionDeleted", "boolean"),
     ],
 }
 HOODIE_CLEAN_METADATA = {
@@ -47,11 +47,7 @@ HOODIE_CLEAN_METADATA = {
         {"name": "version", "type": ["int", "null"], "default": 1},
         # Not Hudi's: the engine's fields (bootstrapPartitionMetadata, Hudi's last field,
         # is left to its default, null).
-        {
-            "name": "extraMetadata",
-            "type": ["null", {"type": "map", "values": "string"}],
-            "default": None,
-        },
+        optional_field("extraMetadata", {"type": "map", "values": "string"}),
     ],
 }
 CODEC = ContainerCodec(HOODIE_CLEAN_METADATA)

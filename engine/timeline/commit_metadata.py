@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import CorruptInstantError
-from engine.timeline.avro import ContainerCodec
+from engine.timeline.avro import ContainerCodec, optional_field
 from engine.timeline.clean_metadata import CODEC as CLEAN_CODEC
 from engine.timeline.clean_metadata import PLAN_KEY, clean_record
 from engine.timeline.compaction_plan import CODEC as COMPACTION_CODEC
@@ -49,34 +49,30 @@ def reserved_keys() -> frozenset[str]:
     return frozenset(names)
 
 
-def _opt(name: str, avro_type: Any) -> dict[str, Any]:
-    return {"name": name, "type": ["null", avro_type], "default": None}
-
-
 # Apache Hudi 1.x hudi-common/src/main/avro/HoodieCommitMetadata.avsc (the fields a
 # non-partitioned writer fills; readers resolve the rest to their defaults).
 _WRITE_STAT = {
     "type": "record",
     "name": "HoodieWriteStat",
     "fields": [
-        _opt("fileId", "string"),
-        _opt("path", "string"),
-        _opt("prevCommit", "string"),
-        _opt("numWrites", "long"),
-        _opt("numDeletes", "long"),
-        _opt("numUpdateWrites", "long"),
-        _opt("totalWriteBytes", "long"),
-        _opt("totalWriteErrors", "long"),
-        _opt("partitionPath", "string"),
-        _opt("totalLogRecords", "long"),
-        _opt("totalLogFiles", "long"),
-        _opt("numInserts", "long"),
-        _opt("fileSizeInBytes", "long"),
-        _opt("logVersion", "int"),
-        _opt("logOffset", "long"),
-        _opt("baseFile", "string"),
-        _opt("logFiles", {"type": "array", "items": "string"}),
-        _opt("prevBaseFile", "string"),
+        optional_field("fileId", "string"),
+        optional_field("path", "string"),
+        optional_field("prevCommit", "string"),
+        optional_field("numWrites", "long"),
+        optional_field("numDeletes", "long"),
+        optional_field("numUpdateWrites", "long"),
+        optional_field("totalWriteBytes", "long"),
+        optional_field("totalWriteErrors", "long"),
+        optional_field("partitionPath", "string"),
+        optional_field("totalLogRecords", "long"),
+        optional_field("totalLogFiles", "long"),
+        optional_field("numInserts", "long"),
+        optional_field("fileSizeInBytes", "long"),
+        optional_field("logVersion", "int"),
+        optional_field("logOffset", "long"),
+        optional_field("baseFile", "string"),
+        optional_field("logFiles", {"type": "array", "items": "string"}),
+        optional_field("prevBaseFile", "string"),
     ],
 }
 HOODIE_COMMIT_METADATA = {
@@ -84,14 +80,14 @@ HOODIE_COMMIT_METADATA = {
     "type": "record",
     "name": "HoodieCommitMetadata",
     "fields": [
-        _opt(
+        optional_field(
             "partitionToWriteStats",
             {"type": "map", "values": {"type": "array", "items": _WRITE_STAT}},
         ),
-        _opt("compacted", "boolean"),
-        _opt("extraMetadata", {"type": "map", "values": "string"}),
+        optional_field("compacted", "boolean"),
+        optional_field("extraMetadata", {"type": "map", "values": "string"}),
         {"name": "version", "type": ["int", "null"], "default": 1},
-        _opt("operationType", "string"),
+        optional_field("operationType", "string"),
     ],
 }
 _CODEC = ContainerCodec(HOODIE_COMMIT_METADATA)

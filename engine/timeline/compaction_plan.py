@@ -13,27 +13,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.timeline.avro import ContainerCodec
+from engine.timeline.avro import ContainerCodec, optional_field
 
 VERSION = 2  # Hudi's CompactionUtils.LATEST_COMPACTION_METADATA_VERSION: file names
 PARTITION = ""  # non-partitioned
-
-
-def _opt(name: str, avro_type: Any) -> dict[str, Any]:
-    return {"name": name, "type": ["null", avro_type], "default": None}
 
 
 _OPERATION = {
     "name": "HoodieCompactionOperation",
     "type": "record",
     "fields": [
-        _opt("baseInstantTime", "string"),
-        _opt("deltaFilePaths", {"type": "array", "items": "string"}),
-        _opt("dataFilePath", "string"),
-        _opt("fileId", "string"),
-        _opt("partitionPath", "string"),
-        _opt("metrics", {"type": "map", "values": "double"}),
-        _opt("externalDataFilePath", "string"),
+        optional_field("baseInstantTime", "string"),
+        optional_field("deltaFilePaths", {"type": "array", "items": "string"}),
+        optional_field("dataFilePath", "string"),
+        optional_field("fileId", "string"),
+        optional_field("partitionPath", "string"),
+        optional_field("metrics", {"type": "map", "values": "double"}),
+        optional_field("externalDataFilePath", "string"),
     ],
 }
 HOODIE_COMPACTION_PLAN = {
@@ -41,8 +37,8 @@ HOODIE_COMPACTION_PLAN = {
     "type": "record",
     "name": "HoodieCompactionPlan",
     "fields": [
-        _opt("operations", {"type": "array", "items": _OPERATION}),
-        _opt("extraMetadata", {"type": "map", "values": "string"}),
+        optional_field("operations", {"type": "array", "items": _OPERATION}),
+        optional_field("extraMetadata", {"type": "map", "values": "string"}),
         {"name": "version", "type": ["int", "null"], "default": 1},
     ],
 }
