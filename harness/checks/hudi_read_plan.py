@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.checks.result import capped
+
 # Reads compared at most, spread evenly (each read runs on both readers); the counts
 # compared, comparable and skipped are in the evidence.
 MAX_TIME_TRAVEL = 24
@@ -152,6 +154,21 @@ class ReadPlan:
     comparable_pulls: int
     points_skipped: list[dict[str, Any]] = field(default_factory=list)
     pulls_skipped: list[dict[str, Any]] = field(default_factory=list)
+
+    def evidence(self) -> dict[str, Any]:
+        """What was compared of each kind, out of how many comparable, and what not, why."""
+        return {
+            "time_travel": _tally(self.comparable_points, self.points, self.points_skipped),
+            "incremental": _tally(self.comparable_pulls, self.pulls, self.pulls_skipped),
+        }
+
+
+def _tally(comparable: int, compared: list[Any], skipped: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "comparable": comparable,
+        "compared": len(compared),
+        "skipped": {"count": len(skipped), "items": capped(skipped)},
+    }
 
 
 def plan_reads(

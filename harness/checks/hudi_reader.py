@@ -286,16 +286,7 @@ def hudi_reader(
         "reader": reader,
         "instants": len(instants),
         "snapshot_rows": snapshot_rows,
-        "time_travel": {
-            "comparable": plan.comparable_points,
-            "compared": len(plan.points),
-            "skipped": {"count": len(plan.points_skipped), "items": capped(plan.points_skipped)},
-        },
-        "incremental": {
-            "comparable": plan.comparable_pulls,
-            "compared": len(plan.pulls),
-            "skipped": {"count": len(plan.pulls_skipped), "items": capped(plan.pulls_skipped)},
-        },
+        **plan.evidence(),
         **reads.evidence(),
     }
     if reads.disagreements:
