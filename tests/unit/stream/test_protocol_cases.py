@@ -3,12 +3,14 @@ async, fencing; each safety switch off shows the loss or duplicate it prevents."
 
 import threading
 import time
+from concurrent.futures import Future
 
 import pytest
 from stream_harness import Crash, StreamHarness, block_at, crash_at, ids
 
 from engine.config import Safety
 from engine.errors import FencedError
+from engine.stream.coordinator import Coordinator
 from engine.stream.errors import StreamError
 from engine.stream.writer import FAULT_POINTS
 
@@ -244,9 +246,11 @@ def test_closing_the_coordinator_releases_a_creation_waiting_for_earlier_commits
 # ---------------------------------------------------------------- fencing
 
 
-@pytest.mark.parametrize("fencing", [True, False])
-def test_zombie_coordinator_is_fenced(tmp_path, fencing):
-    h = StreamHarness(str(tmp_path), safety=Safety(fencing=fencing))
+def _zombie_resumes_after_takeover(
+    h: StreamHarness,
+) -> tuple[Coordinator, Future[list[str] | None]]:
+    """A coordinator paused between a batch's ACK and its commit, a new one taking over,
+    then the old one resumed: (the old coordinator, its ACK's future)."""
     h.run_batch()
     b = h.run_batch(ack=False)
     release, reached = threading.Event(), threading.Event()
@@ -256,6 +260,13 @@ def test_zombie_coordinator_is_fenced(tmp_path, fencing):
     zombie = h.coordinator
     h.restart_coordinator(close_old=False)  # a new driver takes over
     release.set()  # SIGCONT: the old one resumes its commit
+    return zombie, zombie_ack
+
+
+@pytest.mark.parametrize("fencing", [True, False])
+def test_zombie_coordinator_is_fenced(tmp_path, fencing):
+    h = StreamHarness(str(tmp_path), safety=Safety(fencing=fencing))
+    zombie, zombie_ack = _zombie_resumes_after_takeover(h)
     if fencing:
         with pytest.raises(FencedError):
             zombie_ack.result(GUARD_S)
@@ -274,15 +285,7 @@ def test_a_failed_coordinator_commits_nothing_queued_behind_the_failure(tmp_path
     """The interleaving a loaded machine produced: the new batch's ACK is dispatched while
     the commit that fails (the zombie took its instant) still waits on the commit thread."""
     h = StreamHarness(str(tmp_path), safety=Safety(fencing=False))
-    h.run_batch()
-    b = h.run_batch(ack=False)
-    release, reached = threading.Event(), threading.Event()
-    h.set_coordinator_fault(block_at("after_ack_before_commit", release, reached))
-    zombie_ack = h.coordinator.notify_checkpoint_complete(b)
-    assert reached.wait(GUARD_S)
-    zombie = h.coordinator
-    h.restart_coordinator(close_old=False)
-    release.set()
+    zombie, zombie_ack = _zombie_resumes_after_takeover(h)
     zombie_ack.result(GUARD_S)
     hold_commits = threading.Event()
     h.coordinator._committer.submit(hold_commits.wait)
