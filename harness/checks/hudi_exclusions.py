@@ -1,7 +1,8 @@
 """The keys hudi_reader leaves out of a comparison, and why: where hudi-rs, reading the active
 timeline only, files an archived log write under another slice than the engine and Java
 Hudi (harness/checks/hudi_reader.py, "Archived log writes"). Each names its file group and
-instants; a read may leave out at most MAX_EXCLUDED_SHARE of its rows
+instants; a key is left out of a read only where its difference is the one predicted
+(`Misfiled.confirmed`), and a read may leave out at most MAX_EXCLUDED_SHARE of its rows
 (hudi_reader.Comparison)."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.table.merge import COMMIT_TIME
 from harness.checks.hudi_read_plan import Completed
 from harness.checks.result import MAX_LISTED
 
@@ -44,6 +46,25 @@ class Misfiled:
             return False
         absorbed = (k for k in self.absorbed_by if reached(k.requested, t))
         return not any(reached(k.completed, c) for k in absorbed)
+
+    def confirmed(self, engine: pa.Table, other: pa.Table, key: str) -> pa.Array:
+        """The keys of this write that one read may leave out: those whose difference is
+        the one the rule predicts, the engine's row this write's and the other reader's
+        absent or an older instant's (its predecessor). Any other difference on them is
+        compared. Both tables carry the key and COMMIT_TIME."""
+        written, key_type = self.instant.requested, engine.schema.field(key).type
+        this_write = pc.and_(
+            pc.is_in(engine.column(key), value_set=self.keys.cast(key_type)),
+            pc.equal(engine.column(COMMIT_TIME), written),
+        )
+        mine = engine.filter(this_write).column(key)
+        theirs = other.select([key, COMMIT_TIME])
+        try:
+            theirs = theirs.cast(pa.schema([engine.schema.field(key), theirs.schema.field(1)]))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return pa.array([], key_type)  # nothing to confirm against
+        seen = theirs.filter(pc.greater_equal(theirs.column(COMMIT_TIME), written)).column(key)
+        return pc.filter(mine, pc.invert(pc.is_in(mine, value_set=seen))).combine_chunks()
 
     def evidence(self) -> dict[str, Any]:
         return {

@@ -40,7 +40,10 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   compaction requested after the log completed holds its rows in a base file. Such keys
   (`Misfiled`) are left out of the snapshot and the time-travel points that read that
   slice, and counted under `archived_logs`, naming the group, the instant and the
-  compactions. Every other key of those reads is still compared.
+  compactions, but only where the difference is the one predicted: the engine's row is
+  that write's (its commit time) and hudi-rs's absent or an older instant's
+  (`Misfiled.confirmed`). Every other key of those reads, and every other difference on
+  those keys, is still compared.
 - Both readers read only inside the cleaner's retention window (engine/table/cleaning.py):
   before it files are gone by design, so earlier points and pulls are not compared.
 - Merge order. When two instants wrote the same key into one file slice (MOR log writes of
@@ -202,18 +205,22 @@ class Comparison:
         """Compare one read; `view`: (engine as of, hudi-rs as of) of a snapshot or
         time-travel read (None: a pull). The engine's row count."""
         mine = ours()
-        excluded = [m.keys for m in self.misfiled if view is not None and m.in_view(*view)]
+        try:
+            other = theirs()
+            applies = [m for m in self.misfiled if view is not None and m.in_view(*view)]
+            excluded = [m.confirmed(mine, other, self.key) for m in applies]
+            excluded = [k for k in excluded if len(k)]
+            kept = _without(mine, self.key, excluded)
+            diff = diff_rows(kept, _without(other, self.key, excluded), self.key)
+        except Exception as e:  # the Hudi reader failed the read, or returned what cannot compare
+            excluded, kept = [], mine
+            diff = {"error": f"{type(e).__name__}: {e}"}
         self.reads_excluding_archived += bool(excluded)
-        kept = _without(mine, self.key, excluded)
         left_out = mine.num_rows - kept.num_rows
         self.compared_rows += kept.num_rows
         self.excluded_rows += left_out
         if left_out > MAX_EXCLUDED_SHARE * mine.num_rows:
             self.over_bound.append({**where, "rows": mine.num_rows, "left_out": left_out})
-        try:
-            diff = diff_rows(kept, _without(theirs(), self.key, excluded), self.key)
-        except Exception as e:  # the Hudi reader failed the read, or returned what cannot compare
-            diff = {"error": f"{type(e).__name__}: {e}"}
         if diff:
             self.disagreements.append({**where, **diff})
         return mine.num_rows

@@ -12,6 +12,7 @@ from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from hudi import __version__ as hudi_version
 
 from engine.table import Table
+from engine.table.merge import COMMIT_TIME
 from engine.timeline.instant import DATA_ACTIONS
 from harness.checks.hudi_exclusions import Misfiled, misfiled_logs
 from harness.checks.hudi_read_plan import Completed, read_limits
@@ -27,16 +28,18 @@ EARLIEST = "19700101000000000"
 
 
 def compared_columns(schema: pa.Schema | None, key: str) -> list[str]:
-    """The key and every data column but binary ones (the payload: large, and the event id
-    already tells one version of a row from another)."""
+    """The key, the commit time (which instant's row a reader returns: the readers must
+    agree on it too, and an exclusion is confirmed by it) and every data column but binary
+    ones (the payload: large, and the event id already tells one version of a row from
+    another)."""
     if schema is None:
-        return [key]
+        return [key, COMMIT_TIME]
     rest = [
         f.name
         for f in schema
         if f.name != key and not f.name.startswith("_hoodie_") and not pa.types.is_binary(f.type)
     ]
-    return [key, *rest]
+    return [key, COMMIT_TIME, *rest]
 
 
 def hudi_table_version(table: Table) -> str | None:

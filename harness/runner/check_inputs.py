@@ -270,10 +270,7 @@ CHECKS: dict[str, Check] = {
             "hudi_java_reader",
             frozenset({"engine_table"}),
             lambda i: hudi_java_reader(
-                _engine_table(i.final),
-                i.final.retention.start,
-                i.final.retention.deletable,
-                i.paths.root / "hudi-java-reads",
+                _engine_table(i.final), i.final.retention.start, i.paths.root / "hudi-java-reads"
             ),
         ),
     )

@@ -6,7 +6,8 @@ snapshot, time travel and incremental queries and the engine's; with completion-
 slicing switched off the engine loses a log write a compaction was scheduled across, and
 Java Hudi's reader, which keeps it, makes the check `invalid`. After a clean Java Hudi
 reads its HoodieCleanMetadata (earliestCommitToRetain) and time travels inside the window;
-with the engine's earlier commit record in its place it refused every time travel."""
+with the engine's earlier commit record in its place it refused every time travel. Every
+table is judged in one JVM (`check_tables`), as a run's check judges its one table."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from engine.config import Safety, TableConfig
 from engine.table import Table, cleaning
 from harness.checks.result import CheckResult
 from harness.runner.final_state import retention_of
-from harness.systems.hudi.java_reader_check import check_table
+from harness.systems.hudi.java_reader_check import TableJob, check_tables
 from harness.systems.hudi.runtime import RuntimeUnavailable, ensure_runtime
 
 pytestmark = pytest.mark.spark
@@ -74,13 +75,32 @@ def _history(path: Path, kind: str) -> Table:
     return t
 
 
-def _judge(t: Table, out: Path) -> CheckResult:
-    return check_table(t, None, frozenset(), out)
+Judged = dict[str, tuple[Table, CheckResult, Path]]
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Judged:
+    """Every table of the tests below, judged in one JVM (each JVM start is ~10 s)."""
+    root = tmp_path_factory.mktemp("java-reader-check")
+    cleaned, window_from = _cleaned(root / "cleaned")
+    tables: dict[str, tuple[Table, str | None]] = {
+        "cow": (_history(root / "cow", "cow"), None),
+        "mor": (_history(root / "mor", "mor"), None),
+        "slicing_off": (_late_log_across_a_compaction(root / "slicing_off", False), None),
+        "cleaned": (cleaned, window_from),
+        "crossed": (_crossed_pair(root / "crossed"), None),
+    }
+    jobs = [TableJob(t, w, root / "reads" / name) for name, (t, w) in tables.items()]
+    results = check_tables(jobs, root / "reads")
+    return {
+        name: (job.table, result, job.out_dir)
+        for name, job, result in zip(tables, jobs, results, strict=True)
+    }
 
 
 @pytest.mark.parametrize("kind", ["cow", "mor"])
-def test_java_hudi_reads_an_engine_table_as_the_engine_does(tmp_path: Path, kind: str) -> None:
-    result = _judge(_history(tmp_path / kind, kind), tmp_path / "reads")
+def test_java_hudi_reads_an_engine_table_as_the_engine_does(judged: Judged, kind: str) -> None:
+    result = judged[kind][1]
     assert result.verdict == "valid", result.evidence["disagreements"]
     ev = result.evidence
     # 20 keys, 3 deleted, 16 deleted and written again; on MOR key 30 of the late log too
@@ -105,36 +125,35 @@ def _late_log_across_a_compaction(path: Path, slicing: bool) -> Table:
     return Table.open(str(path), safety=safety)
 
 
-def test_a_log_the_engine_loses_without_completion_time_slicing_is_caught(tmp_path: Path) -> None:
+def test_a_log_the_engine_loses_without_completion_time_slicing_is_caught(judged: Judged) -> None:
     # With the switch on, the MOR history above has the same shape, and is valid.
-    result = _judge(_late_log_across_a_compaction(tmp_path / "t", False), tmp_path / "reads")
+    result = judged["slicing_off"][1]
     assert result.verdict == "invalid"
     snapshot = result.evidence["disagreements"]["items"][0]
     assert snapshot["read"] == "snapshot" and snapshot["only_hudi"]["keys"] == [3]
 
 
-def test_java_hudi_time_travels_on_a_cleaned_engine_table(tmp_path: Path) -> None:
-    t = _history(tmp_path / "t", "cow")
+def _cleaned(path: Path) -> tuple[Table, str | None]:
+    t = _history(path, "cow")
     assert cleaning.clean(t, retain_commits=2) is not None
     _write(t, range(4), 4)
-    window = retention_of(t, retain_commits=2)
-    result = check_table(t, window.start, window.deletable, tmp_path / "reads")
+    return t, retention_of(t, retain_commits=2).start
+
+
+def test_java_hudi_time_travels_on_a_cleaned_engine_table(judged: Judged) -> None:
+    result = judged["cleaned"][1]
     assert result.evidence["time_travel"]["compared"] >= 1
     assert result.verdict == "valid", result.evidence["disagreements"]
 
 
-def test_java_hudi_keeps_the_later_requested_row_of_a_crossed_pair(tmp_path: Path) -> None:
-    """Which row wins in Java Hudi 1.2 (issue 35, item 2): two writers upsert key 1 into one
-    MOR file slice, A requested first and completed last. Java Hudi's snapshot holds B's row
-    (it merges log files in the order of the requested time in their names), even though
-    A's ordering value is higher (the table's merge mode is COMMIT_TIME_ORDERING), and so
-    does the engine's: every key is compared."""
+def _crossed_pair(path: Path) -> Table:
+    """Two writers upsert key 1 into one MOR file slice, A requested first and completed
+    last, A's ordering value higher than B's."""
     schema = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("ts", pa.int64())])
     config = TableConfig(table_type="mor", file_groups=1, ordering_field="ts")
     opts = {"max_skew_ms": 0, "heartbeat_interval_s": 0, "heartbeat_expiry_s": 30}
-    path = str(tmp_path / "t")
-    a_writer = Table.create(path, config, schema, writer_id="a", **opts)
-    b_writer = Table.open(path, writer_id="b", **opts)
+    a_writer = Table.create(str(path), config, schema, writer_id="a", **opts)
+    b_writer = Table.open(str(path), writer_id="b", **opts)
 
     def upsert(ids: list[int], v: int, ts: int) -> pa.Table:
         n = len(ids)
@@ -148,10 +167,18 @@ def test_java_hudi_keeps_the_later_requested_row_of_a_crossed_pair(tmp_path: Pat
     b_writer.commit(b, b_writer.write_files(b, upsert([1], 11, 3), op="upsert"))
     a_writer.commit(a, a_files)
     b_writer.close()
-    result = _judge(a_writer, tmp_path / "reads")
+    return a_writer
+
+
+def test_java_hudi_keeps_the_later_requested_row_of_a_crossed_pair(judged: Judged) -> None:
+    """Which row wins in Java Hudi 1.2 (issue 35, item 2): Java Hudi's snapshot holds B's row
+    (it merges log files in the order of the requested time in their names), even though
+    A's ordering value is higher (the table's merge mode is COMMIT_TIME_ORDERING), and so
+    does the engine's: every key is compared."""
+    table, result, reads = judged["crossed"]
     assert result.verdict == "valid", result.evidence["disagreements"]
     assert result.evidence["rows"]["left_out"] == 0
-    java = pq.read_table(tmp_path / "reads" / "snapshot" / "latest").to_pylist()
-    engine = a_writer.snapshot().to_pylist()
+    java = pq.read_table(reads / "snapshot" / "latest").to_pylist()
+    engine = table.snapshot().to_pylist()
     assert {r["id"]: r["v"] for r in java}[1] == 11
     assert {r["id"]: r["v"] for r in engine}[1] == 11

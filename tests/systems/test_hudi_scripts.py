@@ -13,6 +13,7 @@ import pytest
 
 from harness.systems.hudi import (
     batch_writer,
+    history_writer,
     java_probe,
     reader,
     script_io,
@@ -25,14 +26,12 @@ from harness.systems.hudi import (
 from harness.systems.hudi.read_table import (
     CompletedInstant,
     ReadRequest,
+    TableRead,
     collect,
     completed_instants,
-    reader_config,
 )
-from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.timeline_watch import SeenInstant
 
-RUNTIME = SparkRuntime(sys.executable, "3.5.9", "2.12", ("/cache/hudi.jar",), ("ab" * 32,))
 ALLOWED = {"pyspark"}  # plus the standard library: nothing of the project, no pyarrow
 # The session module the scripts share: beside them when the runtime runs them as scripts,
 # through the project's package when the tests import them (the only project import).
@@ -61,7 +60,7 @@ def test_runtime_scripts_import_only_pyspark_and_the_standard_library() -> None:
     assert _foreign(timeline_names) == set()
     # shipped to the executors with timeline_names beside it (addPyFile)
     assert _foreign(task_crash_stage) <= ALLOWED | {"harness", "timeline_names"}
-    for module in (stream_driver, reader, batch_writer, java_probe):
+    for module in (stream_driver, reader, batch_writer, java_probe, history_writer):
         assert _foreign(module) <= ALLOWED | SHARED, module.__name__
         text = Path(module.__file__ or "").read_text()
         assert "from harness.systems.hudi.spark_session import" in text
@@ -156,9 +155,7 @@ def test_reader_plan_and_config_for_completed_instants(tmp_path: Path) -> None:
     ]
     instants = completed_instants(entries, actions=("deltacommit", "commit"))
     assert instants == [CompletedInstant("001", "003"), CompletedInstant("002", "004")]
-    cfg = reader_config(
-        RUNTIME, tmp_path / "t", tmp_path / "out", ReadRequest.of_instants(instants)
-    )
+    cfg = TableRead(tmp_path / "t", tmp_path / "out", ReadRequest.of_instants(instants)).config()
     assert cfg["as_of"] == ["001", "002"]
     assert cfg["incremental"] == [["0", "003"], ["003", "004"]]
     assert [(k, n) for k, n, _ in reader.plan(cfg)] == [

@@ -17,7 +17,8 @@ a JVM that never got to read (no runtime, no manifest) judges nothing: `unknown`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,13 @@ from harness.checks.hudi_rs import (
     hudi_table_version,
 )
 from harness.checks.result import CheckResult
-from harness.systems.hudi.read_table import TIMELINE_START, HudiReads, ReadRequest, read_table
+from harness.systems.hudi.read_table import (
+    TIMELINE_START,
+    HudiReads,
+    ReadRequest,
+    TableRead,
+    read_tables,
+)
 from harness.systems.hudi.runtime import DEFAULT_VERSION, RuntimeUnavailable, ensure_runtime
 
 NAME = "hudi_java_reader"
@@ -101,49 +108,91 @@ def request_for(plan: ReadPlan, columns: list[str]) -> ReadRequest:
     )
 
 
-def check_table(
-    table: Table,
-    window_from: str | None,
-    cleaned: frozenset[str],
-    out_dir: Path,
-    version: str = DEFAULT_VERSION,
-) -> CheckResult:
-    """hudi_java_reader on an engine table; the reads and the JVM's log go to `out_dir`.
-    `window_from`, `cleaned`: the cleaner's window as the judge recomputed it."""
+@dataclass(frozen=True)
+class TableJob:
+    """One engine table to judge, the cleaner's retention boundary the judge recomputed
+    (None: nothing cleaned) and where its reads go."""
+
+    table: Table
+    window_from: str | None
+    out_dir: Path
+
+
+@dataclass(frozen=True)
+class _Planned:
+    job: TableJob
+    columns: list[str]
+    instants: list[Any]
+    limits: tuple[int, int]
+    refused: Callable[[str], str | None]
+    plan: ReadPlan
+
+    @classmethod
+    def of(cls, job: TableJob) -> _Planned:
+        table = job.table
+        columns = compared_columns(table.schema, table.config.key_field)
+        instants = completed_instants(table)
+        limits = read_limits(table.stored_rows())
+        refused = refused_by_java(first_incomplete_commit(table))
+        plan = plan_reads(instants, limits, job.window_from, refused)
+        return cls(job, columns, instants, limits, refused, plan)
+
+    def read(self) -> TableRead:
+        root = Path(self.job.table.storage.root)
+        return TableRead(root, self.job.out_dir, request_for(self.plan, self.columns))
+
+    def judge(self, reads: HudiReads, reader: str, log: Path) -> CheckResult:
+        if "reader" in reads.errors:
+            why = {"reader": reader, "reason": reads.errors["reader"], "log": str(log)}
+            return CheckResult(NAME, "unknown", why)
+        table = self.job.table
+        result = hudi_reader(
+            self.instants,
+            EngineReads(table, self.columns),
+            JavaReads(reads, self.columns),
+            table.config.key_field,
+            reader,
+            self.limits,
+            self.job.window_from,
+            refused=self.refused,
+            name=NAME,
+        )
+        evidence: dict[str, Any] = {
+            "table_version": hudi_table_version(table),
+            **result.evidence,
+            "java_read_seconds": round(sum(reads.seconds.values()), 3),
+        }
+        return CheckResult(NAME, result.verdict, evidence)
+
+
+def check_tables(
+    jobs: Sequence[TableJob], work_dir: Path, version: str = DEFAULT_VERSION
+) -> list[CheckResult]:
+    """hudi_java_reader on engine tables, one result per job, every table read in one JVM
+    (its config and log in `work_dir`)."""
     reader = f"Apache Hudi {version} (Spark datasource)"
-    if not isinstance(table.storage.filesystem, pafs.LocalFileSystem):
-        reason = f"Java Hudi is run on local tables only ({table.storage.root})"
-        return CheckResult(NAME, "unknown", {"reader": reader, "reason": reason})
     try:
         runtime = ensure_runtime(version)
     except RuntimeUnavailable as exc:
-        return CheckResult(NAME, "unknown", {"reader": reader, "reason": str(exc)})
-    key = table.config.key_field
-    columns = compared_columns(table.schema, key)
-    instants = completed_instants(table)
-    limits = read_limits(table.stored_rows())
-    refused = refused_by_java(first_incomplete_commit(table))
-    plan = plan_reads(instants, limits, window_from, refused)
-    reads = read_table(
-        runtime, table.storage.root, out_dir, request_for(plan, columns), READ_TIMEOUT_S
-    )
-    if "reader" in reads.errors:
-        why = {"reader": reader, "reason": reads.errors["reader"], "log": str(out_dir)}
-        return CheckResult(NAME, "unknown", why)
-    result = hudi_reader(
-        instants,
-        EngineReads(table, columns),
-        JavaReads(reads, columns),
-        key,
-        reader,
-        limits,
-        window_from,
-        refused=refused,
-        name=NAME,
-    )
-    evidence: dict[str, Any] = {
-        "table_version": hudi_table_version(table),
-        **result.evidence,
-        "java_read_seconds": round(sum(reads.seconds.values()), 3),
-    }
-    return CheckResult(NAME, result.verdict, evidence)
+        return [CheckResult(NAME, "unknown", {"reader": reader, "reason": str(exc)})] * len(jobs)
+    results: dict[int, CheckResult] = {}
+    planned: dict[int, _Planned] = {}
+    for n, job in enumerate(jobs):
+        if isinstance(job.table.storage.filesystem, pafs.LocalFileSystem):
+            planned[n] = _Planned.of(job)
+        else:
+            reason = f"Java Hudi is run on local tables only ({job.table.storage.root})"
+            results[n] = CheckResult(NAME, "unknown", {"reader": reader, "reason": reason})
+    if planned:
+        asked = [p.read() for p in planned.values()]
+        reads = read_tables(runtime, asked, work_dir, READ_TIMEOUT_S)
+        for (n, p), got in zip(planned.items(), reads, strict=True):
+            results[n] = p.judge(got, reader, work_dir)
+    return [results[n] for n in range(len(jobs))]
+
+
+def check_table(
+    table: Table, window_from: str | None, out_dir: Path, version: str = DEFAULT_VERSION
+) -> CheckResult:
+    """hudi_java_reader on one engine table; its reads and the JVM's log go to `out_dir`."""
+    return check_tables([TableJob(table, window_from, out_dir)], out_dir, version)[0]

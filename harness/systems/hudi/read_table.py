@@ -79,24 +79,25 @@ class ReadRequest:
         return cls(tuple(i.requested for i in instants), tuple(itertools.pairwise(completions)))
 
 
-def reader_config(
-    runtime: SparkRuntime,
-    table_path: Path,
-    out_dir: Path,
-    request: ReadRequest,
-    master: str = "local[2]",
-) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "table_path": str(table_path),
-        "out_dir": str(out_dir),
-        "jars": list(runtime.jars),
-        "master": master,
-        "as_of": list(request.as_of),
-        "incremental": [list(pair) for pair in request.incremental],
-    }
-    if request.columns is not None:
-        config["columns"] = list(request.columns)
-    return config
+@dataclass(frozen=True)
+class TableRead:
+    """One table's reads in a JVM that may read several: where the table is, where its
+    reads go."""
+
+    table_path: Path
+    out_dir: Path
+    request: ReadRequest = ReadRequest()
+
+    def config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {
+            "table_path": str(self.table_path),
+            "out_dir": str(self.out_dir),
+            "as_of": list(self.request.as_of),
+            "incremental": [list(pair) for pair in self.request.incremental],
+        }
+        if self.request.columns is not None:
+            config["columns"] = list(self.request.columns)
+        return config
 
 
 def _load(path: str) -> pa.Table:
@@ -128,6 +129,30 @@ def collect(out_dir: Path, returncode: int) -> HudiReads:
     return reads
 
 
+def read_tables(
+    runtime: SparkRuntime,
+    tables: Sequence[TableRead],
+    work_dir: str | Path,
+    timeout_s: float = 300.0,
+    master: str = "local[2]",
+) -> list[HudiReads]:
+    """Each table's snapshot and requested reads, all in one JVM (its config and log in
+    `work_dir`), loaded with pyarrow."""
+    work = Path(work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    for table in tables:
+        table.out_dir.mkdir(parents=True, exist_ok=True)
+    config = {
+        "jars": list(runtime.jars),
+        "master": master,
+        "tables": [t.config() for t in tables],
+    }
+    (work / "reader.json").write_text(json.dumps(config))
+    cmd = [runtime.python, str(READER), str(work / "reader.json")]
+    code = run_group(cmd, work / "reader.log", timeout_s)
+    return [collect(t.out_dir, code) for t in tables]
+
+
 def read_table(
     runtime: SparkRuntime,
     table_path: str | Path,
@@ -135,10 +160,6 @@ def read_table(
     request: ReadRequest = ReadRequest(),
     timeout_s: float = 300.0,
 ) -> HudiReads:
-    """The snapshot and the requested reads of the table, loaded with pyarrow."""
+    """The snapshot and the requested reads of one table, loaded with pyarrow."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    config = out / "reader.json"
-    config.write_text(json.dumps(reader_config(runtime, Path(table_path), out, request)))
-    cmd = [runtime.python, str(READER), str(config)]
-    return collect(out, run_group(cmd, out / "reader.log", timeout_s))
+    return read_tables(runtime, [TableRead(Path(table_path), out, request)], out, timeout_s)[0]

@@ -5,14 +5,16 @@ library, takes one JSON config file:
 
     python reader.py CONFIG.json
 
-Config: table_path, out_dir, jars, master (default local[2]), and optionally `as_of`
-(instant times for `as.of.instant` time travel), `incremental` ([begin, end] pairs of
-completion times; Hudi 1.x's incremental query selects by completion time) and `columns`.
+Config: jars, master (default local[2]) and `tables`, each with table_path, out_dir and
+optionally `as_of` (instant times for `as.of.instant` time travel), `incremental`
+([begin, end] pairs of completion times; Hudi 1.x's incremental query selects by
+completion time) and `columns`: one JVM reads every table asked of it.
 Each read is written by Spark's own Parquet writer to out_dir/<kind>/<name>/ (one file),
 with the columns asked for, by default id, event_id, _hoodie_commit_time and, when the
 table has them, account, amount.
-out_dir/manifest.json lists every read: kind, name, options, rows, seconds, or the error
-(one failed read does not hide the others: the judge marks what is missing `unknown`).
+out_dir/manifest.json lists every read of that table: kind, name, options, rows, seconds,
+or the error (one failed read does not hide the others: the judge marks what is missing
+`unknown`).
 """
 
 from __future__ import annotations
@@ -77,16 +79,22 @@ def run_read(
     return entry
 
 
-def run(cfg: dict[str, Any]) -> int:
-    os.makedirs(cfg["out_dir"], exist_ok=True)
-    spark = build_session(cfg, "hudi-reader", "local[2]", {"spark.sql.shuffle.partitions": "2"})
-    entries = [run_read(spark, cfg, read) for read in plan(cfg)]
-    spark.stop()
-    manifest = os.path.join(cfg["out_dir"], "manifest.json")
+def read_all(spark: SparkSession, table: dict[str, Any]) -> bool:
+    """Every read asked of one table, then its manifest; True if none failed."""
+    os.makedirs(table["out_dir"], exist_ok=True)
+    entries = [run_read(spark, table, read) for read in plan(table)]
+    manifest = os.path.join(table["out_dir"], "manifest.json")
     with open(manifest + ".tmp", "w", encoding="utf-8") as handle:
         json.dump({"reads": entries}, handle, indent=1)
     os.replace(manifest + ".tmp", manifest)  # present only once every read is recorded
-    return 0 if all("error" not in e for e in entries) else 1
+    return all("error" not in e for e in entries)
+
+
+def run(cfg: dict[str, Any]) -> int:
+    spark = build_session(cfg, "hudi-reader", "local[2]", {"spark.sql.shuffle.partitions": "2"})
+    clean = [read_all(spark, table) for table in cfg["tables"]]
+    spark.stop()
+    return 0 if all(clean) else 1
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.table.merge import COMMIT_TIME
 from harness.checks.hudi_exclusions import Misfiled
 from harness.checks.hudi_read_plan import (
     MAX_PULLS,
@@ -219,19 +220,27 @@ class ModelReads:
     instants: list[Completed]
     writes: dict[str, dict[int, int]]
     by_requested: bool = False
-    tamper: dict[int, int | None] | None = None
+    # key -> what one reader returns instead: a value (of the same instant), a value and a
+    # commit time, or None (no row)
+    tamper: dict[int, int | tuple[int, str] | None] | None = None
     merge_by: str = "requested"  # every Hudi reader's: the later-requested row wins
 
     def _rows(self, chosen: list[Completed]) -> pa.Table:
-        state: dict[int, int] = {}
+        """id, the commit time of the row's instant (a tampered row keeps it), v."""
+        state: dict[int, tuple[int, str]] = {}
         for i in sorted(chosen, key=lambda i: getattr(i, self.merge_by)):
-            state.update(self.writes[i.requested])
+            state.update({k: (v, i.requested) for k, v in self.writes[i.requested].items()})
         for k, v in (self.tamper or {}).items():
             if v is None:
                 state.pop(k, None)
+            elif isinstance(v, tuple):  # an older or later instant's row, where one is read
+                if k in state:
+                    state[k] = v
             else:
-                state[k] = v
-        return rows(sorted(state), [state[k] for k in sorted(state)])
+                state[k] = (v, state[k][1] if k in state else t(0))
+        keys = sorted(state)
+        table = rows(keys, [state[k][0] for k in keys])
+        return table.add_column(1, COMMIT_TIME, pa.array([state[k][1] for k in keys]))
 
     def snapshot(self) -> pa.Table:
         return self._rows(self.instants)
@@ -266,7 +275,9 @@ def test_a_row_only_hudi_rs_sees_is_invalid_and_named():
     snapshot = r.evidence["disagreements"]["items"][0]
     assert snapshot["read"] == "snapshot"
     assert snapshot["only_hudi"]["keys"] == [9]
-    assert snapshot["different"]["items"] == [{"key": 2, "engine": {"v": 21}, "hudi": {"v": 99}}]
+    assert snapshot["different"]["items"] == [
+        {"key": 2, "engine": {COMMIT_TIME: t(2), "v": 21}, "hudi": {COMMIT_TIME: t(2), "v": 99}}
+    ]
 
 
 class Failing(ModelReads):
@@ -326,7 +337,9 @@ def test_a_key_two_instants_wrote_in_crossed_order_is_compared():
     r = hudi_reader(INSTANTS, by_completion, hudi, "id")
     assert r.verdict == "invalid"
     different = r.evidence["disagreements"]["items"][0]["different"]["items"]
-    assert different == [{"key": 2, "engine": {"v": 20}, "hudi": {"v": 21}}]
+    assert different == [
+        {"key": 2, "engine": {COMMIT_TIME: t(1), "v": 20}, "hudi": {COMMIT_TIME: t(2), "v": 21}}
+    ]
 
 
 def test_a_read_that_leaves_more_than_a_tenth_of_its_rows_out_is_unknown():
@@ -351,3 +364,21 @@ def test_a_read_that_leaves_more_than_a_tenth_of_its_rows_out_is_unknown():
         "count": 1,
         "keys": [1],
     }
+
+
+def test_an_excluded_key_is_compared_where_its_difference_is_not_the_predicted_one():
+    """The rule predicts hudi-rs's row of key 1 absent or older than the archived write's;
+    a row of that write with another value, or of a later instant, is compared, and is a
+    disagreement; one of an older instant is left out, as absent is."""
+    misfiled = Misfiled("fg1", INSTANTS[0], (t(2),), (), pa.array([1], pa.int64()))
+    wide = {**WRITES, t(1): {**WRITES[t(1)], **{k: k for k in range(100, 120)}}}
+    engine = ModelReads(INSTANTS, wide)
+    tampered = ModelReads(INSTANTS, wide, by_requested=True, tamper={1: 99})  # t(1)'s row
+    r = hudi_reader(INSTANTS, engine, tampered, "id", misfiled=[misfiled])
+    assert r.verdict == "invalid" and r.evidence["rows"]["left_out"] == 0
+    later = ModelReads(INSTANTS, wide, by_requested=True, tamper={1: (10, t(6))})
+    assert hudi_reader(INSTANTS, engine, later, "id", misfiled=[misfiled]).verdict == "invalid"
+    older = ModelReads(INSTANTS, wide, by_requested=True, tamper={1: (5, t(0))})
+    r = hudi_reader(INSTANTS, engine, older, "id", misfiled=[misfiled])
+    assert r.verdict == "valid", r.evidence
+    assert r.evidence["rows"]["left_out"] == 3
