@@ -40,6 +40,10 @@ class Safety:
     # Off: minted in arrival order, and Hudi's readers (logs merged in requested-time
     # order) let an earlier checkpoint's older rows win.
     checkpoint_ordered_instants: bool = True
+    # The cleaner keeps every file a read as of one of the last `retain_commits` commits
+    # needs (engine/table/cleaning.py). Off: it keeps only each group's latest slice, as if
+    # it retained one commit, and deletes files reads inside the window still need.
+    clean_retention: bool = True
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -54,6 +54,8 @@ def clean(table: TableOps, retain_commits: int) -> Instant | None:
 
 def _plan(table: TableOps, retain_commits: int) -> dict[str, Any] | None:
     """Under the lock: the retention boundary and the files no read inside it needs."""
+    if not table.safety.clean_retention and retain_commits > 0:
+        retain_commits = 1  # the switch off: the window shrinks to the latest commit
     timeline = table.timeline.reload()
     commits = [i for i in timeline.completed(include_archived=True) if i.action in COMMIT_ACTIONS]
     if retain_commits < 1 or len(commits) <= retain_commits:

@@ -209,6 +209,10 @@ class SafetySpec(Strict):
     """The stream's instants follow its checkpoints: a request naming checkpoint n first mints
     every earlier checkpoint that has none yet, so requested times ascend with checkpoint ids
     (Hudi's readers merge logs in requested-time order: off, older rows can win)."""
+    clean_retention: bool = True
+    """The cleaner keeps every file a read as of one of the last `clean_retain_commits` commits
+    needs (off: only each file group's latest slice, so files reads inside the window need are
+    deleted)."""
 
 
 class Lock(Strict):

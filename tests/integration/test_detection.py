@@ -26,6 +26,8 @@ DETECTION = {
     "markers": (["markers"], {"hudi_reader", "hudi_java_reader"}),
     # OCC would fail the stale merge's commit, so it is off too: the updates are lost.
     "cow-upsert-blocking": (["cow_upsert_blocking", "occ"], {"exactly_once"}),
+    # The cleaner deletes files of retained commits: missing inside the recomputed window.
+    "clean-retention": (["clean_retention"], {"timeline"}),
 }
 
 # Detections whose evidence is what Hudi's readers make of the table: hudi-rs and Apache

@@ -10,7 +10,7 @@ from engine.errors import ConfigError
 
 def test_defaults_all_safe():
     assert all(Safety().to_dict().values())
-    assert len(Safety().to_dict()) == 14
+    assert len(Safety().to_dict()) == 15
 
 
 def test_json_round_trip():
