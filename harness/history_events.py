@@ -34,6 +34,7 @@ class Kind(StrEnum):
     RECOVERY = "recovery"
     TXN = "txn"
     TXN_COMMIT = "txn_commit"
+    TXN_ROWS = "txn_rows"
     READ = "read"
     READ_ERROR = "read_error"
     READ_OUT_OF_WINDOW = "read_out_of_window"
@@ -93,6 +94,7 @@ EVENTS: dict[Kind, Event] = {
     Kind.RECOVERY: _event("restored_checkpoint_id recommitted skipped rolled_back epoch"),
     Kind.TXN: _event("writer op instant outcome attempts latency_ms rows error"),
     Kind.TXN_COMMIT: _event("writer instant completed", "instant"),
+    Kind.TXN_ROWS: _event("writer instant keys amounts", "writer instant keys amounts"),
     Kind.READ: _event(
         "reader read_kind as_of begin end read_at rows fingerprint instants files total accounts",
         "reader read_kind",

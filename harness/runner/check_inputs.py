@@ -21,6 +21,7 @@ from harness.checks import (
     timeline,
     unique_keys,
 )
+from harness.checks.batch_writes import batch_writes
 from harness.checks.hudi_rs import check_table as hudi_reader
 from harness.checks.retention import excused, in_window
 from harness.history_events import Kind
@@ -33,6 +34,7 @@ from harness.runner.rundir import RunPaths
 from harness.runner.spark_checks import SPARK_ABOVE_ROWS, SparkCheckJob, run_spark_checks
 from harness.scenario import Scenario
 from harness.systems.hudi.java_reader_check import check_table as hudi_java_reader
+from harness.workload.batch_writers import KEY_BASE
 from harness.workload.reads import perform_read, sweep_reads
 
 if TYPE_CHECKING:
@@ -68,6 +70,20 @@ def _exactly_once(
         rows.column("event_id"),
         lambda offsets: upsert_keys(offsets, spec),
     )
+
+
+def _with_batch_writes(result: CheckResult, i: Inputs) -> CheckResult:
+    """exactly_once with the batch writers' rule (harness/checks/batch_writes.py) when
+    batch writers recorded rows: invalid if either is."""
+    recorded = _of_kind(i.events, Kind.TXN_ROWS)
+    if not recorded:
+        return result
+    rows = i.final.rows
+    mine = rows.filter(pc.less_equal(rows.column("id"), -KEY_BASE))
+    table = dict(zip(mine.column("id").to_pylist(), mine.column("amount").to_pylist(), strict=True))
+    bad, evidence = batch_writes(recorded, _of_kind(i.events, Kind.TXN_COMMIT), table)
+    verdict = "invalid" if bad else result.verdict
+    return CheckResult(result.name, verdict, {**result.evidence, "batch_writers": evidence})
 
 
 def _timeline_input(events: list[dict[str, Any]], final: FinalState) -> list[dict[str, Any]]:
@@ -298,6 +314,8 @@ def run_checks(
             return spec.run(inputs)
         result = inputs.on_spark.get(name) or spec.run(inputs)
         engine = "spark" if name in inputs.on_spark else "pyarrow"
+        if name == "exactly_once":
+            result = _with_batch_writes(result, inputs)
         return CheckResult(name, result.verdict, {**result.evidence, "engine": engine})
 
     def applies(name: str) -> bool:  # the raw_parquet ceiling has no engine table

@@ -152,9 +152,18 @@ class BatchWriterThread(threading.Thread):
                 # if another writer's commit already made one visible it must update that row
                 # (a plain insert duplicates it by design, as in Hudi). Only inserts that race
                 # each other can then put one key in two file groups: what pk_check prevents.
-                txn.write(self._records(self.table, commit_number), op="upsert")
+                records = self._records(self.table, commit_number)
+                txn.write(records, op="upsert")
                 if self.op == "insert" and attempts == 1:
                     self.race.written()
+                if self.op != "transfer":  # the ground truth, before the commit can land
+                    self.history.record(
+                        "txn_rows",
+                        writer=self.name_,
+                        instant=instant,
+                        keys=records.column("id").to_pylist(),
+                        amounts=records.column("amount").to_pylist(),
+                    )
                 completed = txn.commit()
                 outcome = "ok"
                 self.history.record(
