@@ -113,10 +113,7 @@ def written(runtime: SparkRuntime, tmp_path_factory: pytest.TempPathFactory) -> 
     return {name: (root / name, answers[str(root / name)]) for name in TABLES}
 
 
-@pytest.mark.parametrize("name", list(TABLES))
-def test_the_engine_reads_a_table_hudi_wrote_as_hudi_does(
-    written: dict[str, Any], name: str
-) -> None:
+def _reads_as_hudi_does(written: dict[str, Any], name: str) -> None:
     path, answer = written[name]
     assert "error" not in answer, answer
     table = Table.open(str(path))
@@ -128,9 +125,9 @@ def test_the_engine_reads_a_table_hudi_wrote_as_hudi_does(
     assert sorted([r["id"], r["v"], r["ts"]] for r in rows) == answer["snapshot"]
 
 
-def test_the_history_tells_event_time_from_commit_time_ordering(written: dict[str, Any]) -> None:
+def _tells_event_time_from_commit_time_ordering(written: dict[str, Any]) -> None:
     """Keys 3-9: their older rows (higher ts) win by event time, the newer by commit time;
-    so a merge that ignored the table's mode could not pass the test above."""
+    so a merge that ignored the table's mode could not read both as Hudi does."""
     by_mode = {
         n: {r[0]: r for r in written[n][1]["snapshot"]} for n in ("mor", "mor_v8_commit_time")
     }
@@ -138,9 +135,18 @@ def test_the_history_tells_event_time_from_commit_time_ordering(written: dict[st
     assert by_mode["mor"][15] == [15, 7, -5] == by_mode["mor_v8_commit_time"][15]
 
 
-def test_a_table_hudi_wrote_is_never_changed_by_the_engine(written: dict[str, Any]) -> None:
+def _never_changes_a_table_hudi_wrote(written: dict[str, Any]) -> None:
     table = Table.open(str(written["mor"][0]))
     with pytest.raises(ReadOnlyTableError, match="written by Apache Hudi"):
         table.start_instant()
     with pytest.raises(ReadOnlyTableError):
         table.archive(keep=1)
+
+
+def test_the_engine_reads_tables_hudi_wrote_as_hudi_does(written: dict[str, Any]) -> None:
+    """One test for every table: Hudi's JVM writes and reads them once (a module fixture
+    would be made again on each xdist worker a test of the module landed on)."""
+    for name in TABLES:
+        _reads_as_hudi_does(written, name)
+    _tells_event_time_from_commit_time_ordering(written)
+    _never_changes_a_table_hudi_wrote(written)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import signal
@@ -32,6 +33,13 @@ TABLE_NAME = "instantbench"
 class DriverLine:
     seen_s: float  # time.monotonic() when the line arrived
     record: dict[str, Any]
+
+
+# A micro-batch admits at most the files this many triggers land (one a second): a stream
+# that starts late, or restarts after a kill, catches up in bounded batches, as Hudi users
+# bound them (maxFilesPerTrigger), instead of one batch that swallows the whole backlog
+# (a run whose first batch held every landed file judged a single batch).
+CATCH_UP_TRIGGERS = 4
 
 
 def stream_config(
@@ -61,6 +69,7 @@ def stream_config(
         "file_groups": spec.file_groups,
         "checkpoint_dir": str(work / "checkpoint"),
         "trigger_s": trigger_s,
+        "max_files_per_trigger": CATCH_UP_TRIGGERS * max(1, math.ceil(trigger_s)),
         "stop_file": str(work / "STOP"),
         **(extra or {}),
     }
