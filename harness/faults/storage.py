@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 import threading
 import time
 from typing import Any
 
+from engine.layout.file_names import parse_data_file
 from engine.storage import ResponseLostError, Storage
+from engine.timeline.active import TIMELINE_DIR
 from harness.faults.evidence import FaultRecorder
 from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence, of_kind
@@ -76,7 +79,8 @@ class StorageFaults(FaultRecorder):
             for o in slowing:
                 self._record_latency_once(o, op, path, held_ms)
         for e in self.errors:
-            if e.at_s <= elapsed and OPS[e.fault.op] == op and self._take(e):
+            chosen = OPS[e.fault.op] == op and _of_files(e.fault.files, path)
+            if e.at_s <= elapsed and chosen and self._take(e):
                 if e.fault.mode == "lost_response":  # the storage lands the put
                     self._record(e, op=op, path=path, pid=os.getpid(), mode="lost_response")
                     raise ResponseLostError(f"injected lost response: {op} {path}")
@@ -108,6 +112,16 @@ class StorageFaults(FaultRecorder):
             if t.at_s <= elapsed and self._take(t):
                 size, landed = _truncate(storage, path)
                 self._record(t, path=path, size=size, truncated_to=landed, pid=os.getpid())
+
+
+def _of_files(files: str, path: str) -> bool:
+    """Is `path` (a full path) among the files a storage_error's `files` names?"""
+    if files == "any":
+        return True
+    if files == "timeline":
+        return f"/{TIMELINE_DIR}/" in path
+    parsed = parse_data_file(posixpath.basename(path))
+    return parsed is not None and parsed.kind == files
 
 
 def _truncate(storage: Storage, path: str) -> tuple[int, int]:

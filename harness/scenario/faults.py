@@ -307,6 +307,9 @@ class StorageError(_Counted):
     """error: the operation fails before it happens; lost_response: a put lands but its
     response is lost (a timeout after the store applied it), so the storage client retries
     it, and the retry must be idempotent (a conditional create that finds its own object)."""
+    files: Literal["any", "base", "log", "timeline"] = "any"
+    """Which files' operations fail: any; base files (in a mor table only compaction writes
+    them); log files; the timeline's files (.hoodie/timeline/)."""
 
     @model_validator(mode="after")
     def _lost_response_of_a_put(self) -> "StorageError":

@@ -116,3 +116,17 @@ def test_a_writer_crash_on_mor_stays_valid_for_both_readers(run):
     )[:4000]
     hudi = result["checks"]["hudi_reader"]
     assert hudi["time_travel"]["compared"] > 1 and hudi["incremental"]["compared"] > 1, hudi
+
+
+def test_a_compaction_that_fails_fails_the_run_loudly(run):
+    """A table service that raises never dies quietly (issue 26 items 4 and 8): the base
+    file put a compaction makes fails, the driver exits with the table-service code, and
+    the run is `unknown`, its error naming the failed compaction and the file."""
+    outcome = run("faults/compaction-fails")
+    result = json.loads(outcome.paths.result.read_text())
+    (fault,) = [f for f in result["faults"] if f["kind"] == "storage_error"]
+    assert fault["applied"] and fault["evidence"]["path"].endswith(".parquet"), fault
+    kinds = {e["kind"] for e in load_events(outcome.paths.history)[0]}
+    assert {"compaction_failed", "table_service_failed"} & kinds, kinds
+    assert result["verdict"] == "unknown", json.dumps(result, indent=1)[:3000]
+    assert "compaction_failed" in result["error"] and fault["evidence"]["path"] in result["error"]

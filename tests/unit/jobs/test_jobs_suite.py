@@ -42,7 +42,8 @@ def test_the_java_reader_suite_judges_every_shipped_local_scenario() -> None:
     """Every shipped scenario with an engine table on local storage runs once with
     hudi_java_reader among its checks, each detection with its switch on."""
     root = SUITES.parent
-    skipped = {"s3-smoke.yaml", "ceiling.yaml", "blocking-vs-async.yaml"}
+    # compaction-fails.yaml ends `unknown` by design (its driver fails loudly).
+    skipped = {"s3-smoke.yaml", "ceiling.yaml", "blocking-vs-async.yaml", "compaction-fails.yaml"}
     shipped = {
         p.resolve()
         for p in [*root.glob("*.yaml"), *root.glob("faults/*.yaml"), *root.glob("detect/*.yaml")]
