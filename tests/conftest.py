@@ -1,5 +1,6 @@
 """What every test tier shares: the machine lanes the tests that start Spark or a cluster
-run in, and how a missing prerequisite (a docker engine, Chromium) is handled. On a
+run in, how a missing prerequisite (a docker engine, Chromium) is handled, and Hudi's
+Spark runtime. On a
 developer's machine the test is skipped with the reason; where INSTANTBENCH_REQUIRE_ALL is
 set (.ci/run sets it, after installing everything) the test fails instead, so a skip can
 never quietly become permanent in CI."""
@@ -17,6 +18,13 @@ from typing import IO
 
 import pytest
 
+from harness.systems.hudi.runtime import (
+    DEFAULT_VERSION,
+    RuntimeUnavailable,
+    SparkRuntime,
+    ensure_runtime,
+)
+
 REQUIRE_ALL = "INSTANTBENCH_REQUIRE_ALL"
 
 
@@ -30,6 +38,17 @@ def prerequisite() -> Callable[[bool, str], None]:
         pytest.skip(why)
 
     return need
+
+
+@pytest.fixture(scope="session")
+def hudi_runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
+    """Apache Hudi's Spark runtime (pyspark 3.5 and the Hudi bundle), made once per machine;
+    a machine that cannot make it skips (or, under .ci/run, fails) the test."""
+    try:
+        return ensure_runtime(DEFAULT_VERSION)
+    except RuntimeUnavailable as exc:
+        prerequisite(False, str(exc))
+        raise
 
 
 # Machine lanes. A test that starts Spark or a cluster (marked `spark` or `cluster`) mostly

@@ -55,7 +55,7 @@ class TableProperties:
     hudi_merge_mode: str | None = None
 
 
-def hudi_table_config(storage: Storage, props: dict[str, str]) -> TableProperties:
+def hudi_table_properties(storage: Storage, props: dict[str, str]) -> TableProperties:
     """The engine's view of a table Apache Hudi wrote: its type, record key, ordering
     field and merge mode; the schema comes from its commits. A layout the engine cannot
     read (partitions, composite keys, a merge mode other than by commit or event time)
@@ -217,7 +217,7 @@ def read_properties(storage: Storage) -> TableProperties:
     props = parse_properties(text)
     version = props.get("hoodie.table.version")
     if CONFIG_KEY not in props and version in HUDI_READ_VERSIONS:
-        return hudi_table_config(storage, props)
+        return hudi_table_properties(storage, props)
     if version != str(TABLE_VERSION) or CONFIG_KEY not in props:
         raise NotATableError(
             storage.root,

@@ -15,21 +15,13 @@ import pyarrow.compute as pc
 import pytest
 
 from harness.systems.hudi.read_table import collect
-from harness.systems.hudi.runtime import RuntimeUnavailable, ensure_runtime
+from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.timeline_watch import instant_path, parse_instant, sink_batch
 
 pytestmark = pytest.mark.spark
 
 DRIVER_CRASH = [{"kind": "coordinator_crash", "at_s": 8, "point": "after_commit"}]
 WRITER_CRASH = {"kind": "writer_crash", "at_s": 3, "target": "writer:1", "point": "before_flush"}
-
-
-@pytest.fixture(scope="module")
-def hudi_runtime(prerequisite: Callable[[bool, str], None]) -> None:
-    try:
-        ensure_runtime("1.2.0")
-    except RuntimeUnavailable as exc:
-        prerequisite(False, str(exc))
 
 
 def _sink_batches(table: Path, identifier: str) -> dict[int, list[str]]:
@@ -65,7 +57,7 @@ def _reads_agree(run_dir: Path) -> None:
 # run: beside a second lane under other engineers' load it committed one (issue 28).
 @pytest.mark.whole_machine
 def test_a_writer_task_killed_in_hudi_s_write_then_the_driver_between_commits_stay_exactly_once(
-    run: Callable[..., object], hudi_runtime: None
+    run: Callable[..., object], hudi_runtime: SparkRuntime
 ) -> None:
     # A writer task's Python worker is killed inside Hudi's write first (armed before the
     # first batch), then the driver: one JVM start-up for both (CI's time).
@@ -122,7 +114,7 @@ def _balances(opening: dict[int, int], transfers: list[dict]) -> dict[int, int]:
 
 
 def test_a_batch_writer_paused_past_its_zookeeper_session_loses_a_committed_transfer(
-    run: Callable[..., object], hudi_runtime: None
+    run: Callable[..., object], hudi_runtime: SparkRuntime
 ) -> None:
     """Two MERGE INTO writers (Spark applications of their own) and the stream under OCC
     and Hudi's ZooKeeper lock provider; batch_writer:0 stopped inside its commit past its

@@ -13,7 +13,6 @@ Hudi's, row for row."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ from engine.errors import ReadOnlyTableError
 from engine.table import Table
 from harness.systems.hudi.driver_process import run_group
 from harness.systems.hudi.history_writer import __file__ as WRITER
-from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
+from harness.systems.hudi.runtime import SparkRuntime
 
 pytestmark = pytest.mark.spark
 
@@ -87,19 +86,10 @@ STEPS = [
 
 
 @pytest.fixture(scope="module")
-def runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
-    try:
-        return ensure_runtime("1.2.0")
-    except RuntimeUnavailable as exc:
-        prerequisite(False, str(exc))
-        raise
-
-
-@pytest.fixture(scope="module")
-def written(runtime: SparkRuntime, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def written(hudi_runtime: SparkRuntime, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("hudi-written")
     cfg = {
-        "jars": list(runtime.jars),
+        "jars": list(hudi_runtime.jars),
         "out": str(root / "answers.json"),
         "tables": [
             {"path": str(root / name), "options": options, "steps": STEPS}
@@ -107,7 +97,7 @@ def written(runtime: SparkRuntime, tmp_path_factory: pytest.TempPathFactory) -> 
         ],
     }
     (root / "config.json").write_text(json.dumps(cfg))
-    code = run_group([runtime.python, WRITER, str(root / "config.json")], root / "log", 600)
+    code = run_group([hudi_runtime.python, WRITER, str(root / "config.json")], root / "log", 600)
     assert code == 0, (root / "log").read_text()[-3000:]
     answers = json.loads((root / "answers.json").read_text())
     return {name: (root / name, answers[str(root / name)]) for name in TABLES}

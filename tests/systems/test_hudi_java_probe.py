@@ -9,7 +9,6 @@ differs from what the engine wrote."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 from engine.config import TableConfig
 from engine.table import Table, cleaning
 from harness.systems.hudi.probe_table import disagreements, probe_tables
-from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
+from harness.systems.hudi.runtime import SparkRuntime
 
 pytestmark = pytest.mark.spark
 
@@ -70,21 +69,12 @@ def _make(root: Path, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
-    try:
-        return ensure_runtime("1.2.0")
-    except RuntimeUnavailable as exc:
-        prerequisite(False, str(exc))
-        raise
-
-
-@pytest.fixture(scope="module")
 def answers(
-    runtime: SparkRuntime, tmp_path_factory: pytest.TempPathFactory
+    hudi_runtime: SparkRuntime, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, tuple[Path, dict[str, Any]]]:
     root = tmp_path_factory.mktemp("java-probe")
     paths = [_make(root, name) for name in TABLES]
-    found = probe_tables(runtime, paths, root / "probe", columns=["id", "v", "ts"])
+    found = probe_tables(hudi_runtime, paths, root / "probe", columns=["id", "v", "ts"])
     return {p.name: (p, found[str(p)]) for p in paths}
 
 

@@ -11,7 +11,6 @@ table is judged in one JVM (`check_tables`), as a run's check judges its one tab
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,19 +22,11 @@ from engine.table import Table, cleaning
 from harness.checks.result import CheckResult
 from harness.runner.final_state import retention_of
 from harness.systems.hudi.java_reader_check import TableJob, check_tables
-from harness.systems.hudi.runtime import RuntimeUnavailable, ensure_runtime
+from harness.systems.hudi.runtime import SparkRuntime
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64())])
-
-
-@pytest.fixture(scope="module", autouse=True)
-def runtime(prerequisite: Callable[[bool, str], None]) -> None:
-    try:
-        ensure_runtime()
-    except RuntimeUnavailable as exc:
-        prerequisite(False, str(exc))
 
 
 def _open(path: Path, kind: str, safety: Safety | None = None) -> Table:
@@ -79,7 +70,7 @@ Judged = dict[str, tuple[Table, CheckResult, Path]]
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory: pytest.TempPathFactory) -> Judged:
+def judged(hudi_runtime: SparkRuntime, tmp_path_factory: pytest.TempPathFactory) -> Judged:
     """Every table of the tests below, judged in one JVM (each JVM start is ~10 s)."""
     root = tmp_path_factory.mktemp("java-reader-check")
     cleaned, window_from = _cleaned(root / "cleaned")
