@@ -14,7 +14,13 @@ from typing import Any
 from engine.clock import AdjustableClock, SystemClock
 from harness.faults.crash import mark_missed_crashes, mark_orphaned_crashes
 from harness.faults.evidence import FaultRecorder, record_fault
-from harness.faults.fired import FiredLog, ack_followed, pause_reached, pause_resumed
+from harness.faults.fired import (
+    FiredLog,
+    ack_followed,
+    ack_handled,
+    pause_reached,
+    pause_resumed,
+)
 from harness.faults.kinds import STALE_REPLAY_AFTER_S
 from harness.faults.schedule import F, Occurrence, of_kind
 from harness.faults.seams import table_seam_hook
@@ -197,6 +203,7 @@ class DriverFaults(FaultRecorder):
             **evidence,
             **outcome,
         )
+        self.fired.take(ack_handled(o.label), o.fault.count)  # the run may now settle
 
     def start(self) -> None:
         mark_orphaned_crashes([o.label for o in of_kind(self.occ, WriterCrash)], self.fired)

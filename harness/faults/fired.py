@@ -44,3 +44,14 @@ def pause_resumed(label: str) -> str:
 # the moment the subsume contract is put to the test (their batches commit with it).
 def ack_followed(label: str) -> str:
     return f"{label}.followed"
+
+
+# A delayed (or replayed) ACK is handled once the coordinator has answered it: the fault
+# has had its effect when each of its `count` hits was handled.
+def ack_handled(label: str) -> str:
+    return f"{label}.handled"
+
+
+def all_handled(fired: FiredLog, label: str, count: int) -> bool:
+    """Every hit of a counted ACK fault handled (FiredLog.take claims hits in order)."""
+    return fired.fired(f"{ack_handled(label)}.hit{count - 1}")

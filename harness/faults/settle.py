@@ -15,16 +15,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.faults.crash import missed, retried
-from harness.faults.fired import FiredLog, ack_followed
+from harness.faults.fired import FiredLog, ack_followed, all_handled
 from harness.faults.schedule import Occurrence
-from harness.scenario.faults import CoordinatorCrash, DropAck, WriterCrash
+from harness.scenario.faults import CoordinatorCrash, DelayAck, DropAck, StaleAck, WriterCrash
 
 
 def unsettled(occurrences: Iterable[Occurrence[Any]], fired: FiredLog, run_s: float) -> list[str]:
     """Labels of the faults due inside the run whose effect has not happened yet: a
     coordinator crash whose seam was not reached, a writer crash not yet seen through
     (its worker exited but Spark's retry, which records it, has not run: a stream stopped
-    now would cancel it), dropped ACKs not yet followed by a delivered one."""
+    now would cancel it), dropped ACKs not yet followed by a delivered one, delayed or
+    replayed ACKs the coordinator has not handled yet (a driver stopped first cancels
+    them)."""
     waiting = []
     for o in occurrences:
         if o.at_s >= run_s:
@@ -34,6 +36,8 @@ def unsettled(occurrences: Iterable[Occurrence[Any]], fired: FiredLog, run_s: fl
         elif isinstance(o.fault, WriterCrash):
             # retried: recorded; missed: its batch ended without reaching the seam
             done = fired.fired(retried(o.label)) or fired.fired(missed(o.label))
+        elif isinstance(o.fault, (DelayAck, StaleAck)):
+            done = all_handled(fired, o.label, o.fault.count)
         elif isinstance(o.fault, CoordinatorCrash):
             done = fired.fired(o.label)
         else:

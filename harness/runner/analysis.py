@@ -84,7 +84,7 @@ def analyse_run(
     on_phase("analysing: reading the history")
     events, history_problems = load_events(paths.history)
     series = read_series(paths.history)
-    error = error or table_service_failure(events)
+    error = run_error(error, events)
     checks: dict[str, Any] = {}
     if error is None:
         try:
@@ -106,6 +106,13 @@ def analyse_run(
     return assemble_result(
         scenario, paths, run_id, variant, error, checks, events, series, environment_
     )
+
+
+def run_error(error: str | None, events: list[dict[str, Any]]) -> str | None:
+    """The run's error: a failed table service first, since it is the cause a driver
+    that exits with the table-service code only reports (whether it failed mid-run and
+    the driver restarted, or at the end and the last driver's exit says so)."""
+    return "; ".join(e for e in (table_service_failure(events), error) if e) or None
 
 
 def table_service_failure(events: list[dict[str, Any]]) -> str | None:

@@ -17,7 +17,7 @@ from harness.pipeline.config import (
     TABLE_SERVICE_FAILED_EXIT,
 )
 from harness.pipeline.driver import exit_code
-from harness.runner.analysis import table_service_failure
+from harness.runner.analysis import run_error, table_service_failure
 from harness.runner.run import stop_error
 
 LOG = Path("/runs/r/logs/driver-1.log")
@@ -53,3 +53,16 @@ def test_a_table_service_failure_makes_the_run_unknown_unless_a_fence_caused_it(
         [failed("compaction_failed", True), failed("table_service_failed", False)]
     )
     assert error is not None and "table_service_failed: OSError: x" in error
+
+
+def test_the_run_error_names_the_failed_table_service_before_the_driver_exit_it_caused() -> None:
+    """Whether the compaction failed mid-run (the driver restarted and stopped cleanly) or
+    at the end (the last driver's exit 6 is the run's error), the error names it."""
+    failed = {"t": 1.0, "kind": "compaction_failed", "src": "driver", "error": "OSError: put"}
+    exit_6 = stop_error(TABLE_SERVICE_FAILED_EXIT, LOG)
+    assert run_error(None, []) is None
+    assert run_error(exit_6, []) == exit_6
+    assert run_error(None, [failed]) == table_service_failure([failed])
+    error = run_error(exit_6, [failed])
+    assert error is not None and error.startswith("a table service failed (compaction_failed")
+    assert error.endswith(str(exit_6))

@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import time
-from concurrent.futures import Future
 from pathlib import Path
 from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
+from fake_acks import FakeCoordinator, FakeTimer
 from fault_occurrence import occurrence
 
 from engine.clock import AdjustableClock, ManualClock
@@ -100,36 +100,6 @@ def test_a_skew_nobody_reads_is_never_recorded(tmp_path: Path) -> None:
 
 
 # -- ACKs: delayed and replayed --------------------------------------------------------
-
-
-class FakeTimer:
-    """A threading.Timer the test fires by hand."""
-
-    made: list["FakeTimer"] = []
-
-    def __init__(self, interval: float, fn) -> None:
-        self.interval, self.fn = interval, fn
-        self.started = self.cancelled = False
-        FakeTimer.made.append(self)
-
-    def start(self) -> None:
-        self.started = True
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-    def fire(self) -> None:
-        self.fn()
-
-
-class FakeCoordinator:
-    def __init__(self) -> None:
-        self.acks: list[tuple[int, Future]] = []
-
-    def notify(self, checkpoint_id: int) -> Future:
-        done: Future = Future()
-        self.acks.append((checkpoint_id, done))
-        return done
 
 
 def _driver(tmp_path: Path, *occurrences: Occurrence) -> DriverFaults:

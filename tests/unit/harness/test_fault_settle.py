@@ -1,5 +1,6 @@
 """A run goes on past its duration until its faults have had their effect
-(harness/faults/settle.py): dropped ACKs until one ACK after them was delivered, crashes
+(harness/faults/settle.py): dropped ACKs until one ACK after them was delivered, delayed
+ACKs until the coordinator handled each, crashes
 until their seam was reached, a writer crash until its retry recorded it. Each state is
 forced by the calls the driver would make."""
 
@@ -10,6 +11,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from fake_acks import FakeCoordinator, FakeTimer
 from fault_occurrence import occurrence
 
 from harness.faults.crash import exited, missed, record_writer_retry
@@ -38,6 +40,28 @@ def test_dropped_acks_settle_only_once_a_later_ack_was_delivered(tmp_path: Path)
     assert delivered == [] and unsettled([drop], fired, run_s=24.0) == [drop.label]
     faults.deliver_ack(3, notify)  # the ACK that subsumes both
     assert delivered == [3] and unsettled([drop], fired, run_s=24.0) == []
+
+
+def test_delayed_acks_settle_only_once_the_coordinator_handled_each(tmp_path: Path) -> None:
+    """detect/cow-upsert-blocking ended on its clock with its delayed ACKs still held (a
+    loaded machine's first batches came late): the stop cancelled them, and the lost
+    updates they would have caused never happened."""
+    delay = occurrence("delay_ack", 0, 8.0, 8.0, "coordinator", {"count": 2, "delay_s": 4})
+    history = HistoryWriter(tmp_path / "history", "driver")
+    faults = DriverFaults([delay], RunClock(t0=time.time() - 9), history, FiredLog(tmp_path / "f"))
+    FakeTimer.made = []
+    faults.make_timer = FakeTimer
+    coordinator = FakeCoordinator()
+    faults.deliver_ack(1, coordinator.notify)
+    faults.deliver_ack(2, coordinator.notify)
+    assert unsettled([delay], faults.fired, run_s=24.0) == [delay.label]  # both held
+    for timer in FakeTimer.made:
+        timer.fire()
+    (_, first), (_, second) = coordinator.acks
+    first.set_result(["20261202101010101"])
+    assert unsettled([delay], faults.fired, run_s=24.0) == [delay.label]  # one still open
+    second.set_result(None)  # subsumed by the first: ignored as stale, but handled
+    assert unsettled([delay], faults.fired, run_s=24.0) == []
 
 
 def test_a_coordinator_crash_settles_once_its_seam_fired(tmp_path: Path) -> None:
