@@ -18,12 +18,8 @@ from typing import IO
 
 import pytest
 
-from harness.systems.hudi.runtime import (
-    DEFAULT_VERSION,
-    RuntimeUnavailable,
-    SparkRuntime,
-    ensure_runtime,
-)
+from harness.systems.hudi.runtime import DEFAULT_VERSION, ensure_runtime
+from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
 
 REQUIRE_ALL = "INSTANTBENCH_REQUIRE_ALL"
 

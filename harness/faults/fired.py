@@ -21,6 +21,11 @@ class FiredLog:
         """Claim one of `count` hits of a counted fault, across every process of the run."""
         return any(self.mark(f"{label}.hit{n}") for n in range(count))
 
+    def all_taken(self, label: str, count: int) -> bool:
+        """Every one of `count` hits claimed: take claims them lowest first, so the last
+        one marked means every earlier one was too."""
+        return self.fired(f"{label}.hit{count - 1}")
+
     def mark(self, label: str) -> bool:
         """Mark as fired; False if it had fired already (another process won)."""
         try:
@@ -50,8 +55,3 @@ def ack_followed(label: str) -> str:
 # has had its effect when each of its `count` hits was handled.
 def ack_handled(label: str) -> str:
     return f"{label}.handled"
-
-
-def all_handled(fired: FiredLog, label: str, count: int) -> bool:
-    """Every hit of a counted ACK fault handled (FiredLog.take claims hits in order)."""
-    return fired.fired(f"{ack_handled(label)}.hit{count - 1}")

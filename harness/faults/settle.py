@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.faults.crash import missed, retried
-from harness.faults.fired import FiredLog, ack_followed, all_handled
+from harness.faults.fired import FiredLog, ack_followed, ack_handled
 from harness.faults.schedule import Occurrence
 from harness.scenario.faults import CoordinatorCrash, DelayAck, DropAck, StaleAck, WriterCrash
 
@@ -37,7 +37,7 @@ def unsettled(occurrences: Iterable[Occurrence[Any]], fired: FiredLog, run_s: fl
             # retried: recorded; missed: its batch ended without reaching the seam
             done = fired.fired(retried(o.label)) or fired.fired(missed(o.label))
         elif isinstance(o.fault, (DelayAck, StaleAck)):
-            done = all_handled(fired, o.label, o.fault.count)
+            done = fired.all_taken(ack_handled(o.label), o.fault.count)
         elif isinstance(o.fault, CoordinatorCrash):
             done = fired.fired(o.label)
         else:

@@ -15,8 +15,8 @@ import pyarrow.compute as pc
 import pytest
 
 from harness.systems.hudi.read_table import collect
-from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.timeline_watch import instant_path, parse_instant, sink_batch
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 pytestmark = pytest.mark.spark
 

@@ -19,9 +19,9 @@ import pytest
 
 from engine.errors import ReadOnlyTableError
 from engine.table import Table
-from harness.systems.hudi.driver_process import run_group
 from harness.systems.hudi.history_writer import __file__ as WRITER
-from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.spark_stream.driver_process import run_group
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 pytestmark = pytest.mark.spark
 

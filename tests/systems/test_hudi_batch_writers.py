@@ -13,7 +13,7 @@ from harness.history import HistoryWriter, load_events
 from harness.scenario import validate_scenario
 from harness.systems.hudi.batch_writers import BatchWriters, writer_configs
 from harness.systems.hudi.lock_options import occ_options
-from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 STREAM = {
     "jars": ["/cache/hudi.jar"],

@@ -9,13 +9,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from hudi_checkpoint_files import write_checkpoint
 
-from harness.systems.hudi.checkpoint_truth import (
+from harness.systems.spark_stream.checkpoint_truth import (
     committed_event_ids,
     committed_offsets,
     local_path,
     read_truth,
 )
-from harness.systems.hudi.landing import file_name
+from harness.systems.spark_stream.landing import file_name
 
 REAL = Path(__file__).parent / "data" / "spark35_file_source_checkpoint"
 

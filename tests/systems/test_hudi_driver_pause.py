@@ -13,8 +13,8 @@ from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.scenario.faults import CoordinatorPause
 from harness.systems.hudi.driver_pause import DriverPause
-from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.seams import KillEvidence
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 from tests.systems.test_hudi_driver_process import _driver, runtime  # noqa: F401
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness.pipeline.events import EventSpec
-from harness.systems.hudi.driver_process import DriverProcess, run_group, stream_config
-from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.hudi.stream_config import DRIVER, stream_config
+from harness.systems.spark_stream.driver_process import DriverProcess, run_group
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 # Stands in for the runtime's python running stream_driver.py: reports, leaves a child
 # behind (as pyspark leaves its JVM), and ends when the stop file appears.
@@ -49,7 +50,7 @@ def runtime(tmp_path: Path) -> SparkRuntime:
 
 def _driver(runtime: SparkRuntime, work: Path) -> DriverProcess:
     spec = EventSpec(mode="append", seed=1, partitions=2)
-    return DriverProcess(runtime, stream_config(runtime, spec, work), work, "driver")
+    return DriverProcess(runtime, stream_config(runtime, spec, work), work, "driver", DRIVER)
 
 
 def test_lines_then_a_clean_stop_that_takes_the_whole_group(

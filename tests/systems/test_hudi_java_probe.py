@@ -18,7 +18,7 @@ import pytest
 from engine.config import TableConfig
 from engine.table import Table, cleaning
 from harness.systems.hudi.probe_table import disagreements, probe_tables
-from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 pytestmark = pytest.mark.spark
 

@@ -22,7 +22,7 @@ from engine.table import Table, cleaning
 from harness.checks.result import CheckResult
 from harness.runner.final_state import retention_of
 from harness.systems.hudi.java_reader_check import TableJob, check_tables
-from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 pytestmark = pytest.mark.spark
 

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 
 from harness.pipeline.events import SCHEMA, EventSpec, generate
 from harness.pipeline.rates import rate_law
-from harness.systems.hudi.landing import Lander, file_name, parse_name
+from harness.systems.spark_stream.landing import Lander, file_name, parse_name
 
 SPEC = EventSpec(mode="append", seed=11, partitions=3, payload_bytes=8)
 

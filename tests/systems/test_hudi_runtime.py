@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.systems.hudi.runtime import (
-    HUDI_RUNTIMES,
+from harness.systems.hudi.runtime import HUDI_RUNTIMES, ensure_runtime
+from harness.systems.spark_stream.runtime_cache import (
     MARKER,
     RuntimeUnavailable,
     ensure_jar,
-    ensure_runtime,
     ensure_venv,
     last_line,
 )
@@ -101,7 +100,7 @@ def test_mvn_that_fails_is_named_with_its_reason(
 def test_concurrent_callers_fetch_the_jar_once(tmp_path: Path, fake_mvn: Path) -> None:
     code = (
         "import sys; from pathlib import Path; "
-        "from harness.systems.hudi.runtime import ensure_jar; "
+        "from harness.systems.spark_stream.runtime_cache import ensure_jar; "
         "print(ensure_jar(sys.argv[1], 'hudi 1.2.0', root=Path(sys.argv[2])))"
     )
     procs = [

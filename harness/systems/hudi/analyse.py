@@ -11,16 +11,13 @@ from harness.history_events import Kind
 from harness.runner.analysis import assemble_result
 from harness.runner.environment import environment
 from harness.scenario import Scenario
-from harness.systems.hudi.checkpoint_truth import CheckpointTruth, read_truth
 from harness.systems.hudi.commits import commit_events
 from harness.systems.hudi.isolation import check_isolation
 from harness.systems.hudi.judge import (
     check_bank,
-    check_exactly_once,
     check_timeline,
     check_unique_keys,
 )
-from harness.systems.hudi.landing import event_spec
 from harness.systems.hudi.read_table import (
     CompletedInstant,
     HudiReads,
@@ -29,8 +26,11 @@ from harness.systems.hudi.read_table import (
     read_table,
 )
 from harness.systems.hudi.run_state import HudiRun
-from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.timeline_watch import SeenInstant
+from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, read_truth
+from harness.systems.spark_stream.exactly_once import check_exactly_once
+from harness.systems.spark_stream.landing import event_spec
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 # Metrics of the engine's own parts that Hudi's pipeline does not have: the engine source's
 # ingest rate, and writer tasks that wait for an instant (Hudi's sink makes its own inline).
@@ -48,7 +48,9 @@ def _checks(
 ) -> list[CheckResult]:
     snapshot = reads.snapshot
     judges: dict[str, Callable[[], CheckResult]] = {
-        "exactly_once": lambda: check_exactly_once(truth, snapshot, event_spec(scenario)),
+        "exactly_once": lambda: check_exactly_once(
+            truth, snapshot, event_spec(scenario), "Apache Hudi's Spark reader"
+        ),
         "unique_keys": lambda: check_unique_keys(snapshot),
         "timeline": lambda: check_timeline(entries, watch_error),
         "bank": lambda: check_bank(reads, scenario.source.accounts, txns),

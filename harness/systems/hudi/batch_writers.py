@@ -18,8 +18,8 @@ from harness.history_events import Kind
 from harness.pipeline.events import OPENING_BALANCE
 from harness.runner.errors import RunError
 from harness.scenario import Scenario
-from harness.systems.hudi.driver_process import DriverProcess
-from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.spark_stream.driver_process import DriverProcess
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 from harness.workload.batch_writers import MAX_ATTEMPTS
 
 WRITER = Path(__file__).with_name("batch_writer.py")

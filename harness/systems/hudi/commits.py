@@ -17,8 +17,8 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from harness.systems.hudi.checkpoint_truth import CheckpointTruth, local_path
 from harness.systems.hudi.timeline_watch import SeenInstant, instant_path, sink_batch
+from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, local_path
 
 
 @dataclass(frozen=True)

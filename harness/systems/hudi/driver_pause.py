@@ -28,9 +28,9 @@ from harness.faults.evidence import record_fault
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.pipeline.checkpoints import committed_batches
-from harness.systems.hudi.driver_process import DriverProcess
 from harness.systems.hudi.process_tree import halted, signal_tree, signal_tree_of
 from harness.systems.hudi.seams import KillEvidence
+from harness.systems.spark_stream.driver_process import DriverProcess
 
 TAKEOVER_GRACE_S = 60.0  # past duration_s, how long the stopped driver waits for its successor
 

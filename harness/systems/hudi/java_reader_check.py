@@ -42,7 +42,8 @@ from harness.systems.hudi.read_table import (
     TableRead,
     read_tables,
 )
-from harness.systems.hudi.runtime import DEFAULT_VERSION, RuntimeUnavailable, ensure_runtime
+from harness.systems.hudi.runtime import DEFAULT_VERSION, ensure_runtime
+from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable
 
 NAME = "hudi_java_reader"
 # Actions on Java Hudi's commits timeline (getCommitsTimeline), the engine's names.

@@ -20,8 +20,8 @@ from engine.table import Table
 from engine.table.properties import MERGE_MODE, PROPERTIES, parse_properties
 from engine.timeline.active import TIMELINE_DIR
 from engine.timeline.instant import COMPLETED_AS, Instant, parse_file_name
-from harness.systems.hudi.driver_process import run_group
-from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.spark_stream.driver_process import run_group
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 PROBE = Path(__file__).with_name("java_probe.py")
 ANSWER = "java_probe.json"

@@ -20,9 +20,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.systems.hudi.driver_process import run_group
-from harness.systems.hudi.runtime import SparkRuntime
 from harness.systems.hudi.timeline_watch import SeenInstant
+from harness.systems.spark_stream.driver_process import run_group
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 READER = Path(__file__).with_name("reader.py")
 TIMELINE_START = "0"

@@ -34,8 +34,6 @@ from harness.systems.hudi.analyse import analyse_hudi_run
 from harness.systems.hudi.batch_writers import BatchWriters, writer_configs
 from harness.systems.hudi.commits import Anchor
 from harness.systems.hudi.driver_clock import ClockSteps, ClockUnavailable, DriverClock, step_of
-from harness.systems.hudi.driver_process import TABLE_NAME, hudi_exception, stream_config
-from harness.systems.hudi.landing import Lander, event_spec
 from harness.systems.hudi.lock_holder import LockHolders
 from harness.systems.hudi.lock_options import ZOOKEEPER_BASE_PATH, occ_options
 from harness.systems.hudi.lock_pause import LockHolderPause
@@ -46,9 +44,11 @@ from harness.systems.hudi.run_state import (
     require_runtime,
     task_attempts,
 )
-from harness.systems.hudi.runtime import SparkRuntime
+from harness.systems.hudi.stream_config import TABLE_NAME, hudi_exception, stream_config
 from harness.systems.hudi.task_crash import TaskCrashes, crash_spec
 from harness.systems.hudi.timeline_watch import TimelineWatch
+from harness.systems.spark_stream.landing import Lander, event_spec
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 if TYPE_CHECKING:
     from infra.cluster import ClusterBackend, ClusterInfo

@@ -23,13 +23,15 @@ from harness.systems.hudi.batch_writers import BatchWriters
 from harness.systems.hudi.commits import Anchor
 from harness.systems.hudi.driver_clock import ClockSteps
 from harness.systems.hudi.driver_pause import DriverPause
-from harness.systems.hudi.driver_process import DriverProcess, hudi_exception
 from harness.systems.hudi.lock_pause import LockHolderPause
-from harness.systems.hudi.runtime import RuntimeUnavailable, SparkRuntime, ensure_runtime
+from harness.systems.hudi.runtime import ensure_runtime
 from harness.systems.hudi.seams import KillBetweenCommits, KillMidCommit, KillMidRetry
+from harness.systems.hudi.stream_config import DRIVER, hudi_exception
 from harness.systems.hudi.task_crash import TaskCrashes, failed_batch, write_armed
 from harness.systems.hudi.task_crash_stage import ARMED
 from harness.systems.hudi.timeline_watch import SeenInstant
+from harness.systems.spark_stream.driver_process import DriverProcess
+from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
 
 START_TIMEOUT_S = 180.0  # a driver's JVM, the Hudi bundle's classes, the first query plan
 SETTLE_LIMIT_S = 120.0  # past its duration, a run waits at most this long for a crash seam
@@ -111,7 +113,7 @@ class HudiRun:
 
     def start_driver(self) -> None:
         name = f"driver-{len(self.drivers)}"
-        driver = DriverProcess(self.runtime, self.config, self.paths.logs, name)
+        driver = DriverProcess(self.runtime, self.config, self.paths.logs, name, DRIVER)
         self.drivers.append(driver)
         line = driver.wait_for(("started", "failed"), START_TIMEOUT_S)
         if line is None or line.get("event") != "started":

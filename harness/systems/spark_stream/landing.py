@@ -1,8 +1,9 @@
-"""The event feed for a system on Spark 3.5: source events landed as Parquet files.
+"""The event feed for a system under test on Spark: source events landed as Parquet files.
 
-Spark 3.5 has no Python data source, so the runner lands the same events the engine's
-source produces (harness.pipeline.events.generate, deterministic from (seed, offset)) as
-files, and the system's pipeline reads the folder with Spark's file source. Once a tick
+Spark 3.5 (Hudi's runtime) has no Python data source, and a sink under test must not read
+the engine's own source, so the runner lands the same events the engine's source
+produces (harness.pipeline.events.generate, deterministic from (seed, offset)) as files,
+and the system's pipeline reads the folder with Spark's file source. Once a tick
 (1 s), one file per source partition holds the offsets the rate law says became due since
 the last tick. A file is written under a hidden temporary name and renamed, so Spark's
 file source (which skips names starting with "." or "_") never lists a half-written file.

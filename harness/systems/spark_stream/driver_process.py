@@ -1,7 +1,7 @@
-"""Start, watch, stop and kill stream_driver.py from the project's side.
+"""Start, watch, stop and kill a system's runtime-side script from the project's side.
 
-The driver runs with the Hudi runtime's python in a process group of its own (its JVM is
-a child of it), so a kill fault takes the whole group at once, as a crashed host would,
+The script runs with its runtime's python in a process group of its own (its JVM is a
+child of it), so a kill fault takes the whole group at once, as a crashed host would,
 and a stop leaves nothing behind. Its stdout JSON lines (started, batch, stopped, ...)
 are collected with the runner's monotonic time of arrival.
 """
@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
-import re
 import signal
 import subprocess
 import threading
@@ -22,57 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from harness.pipeline.events import SPARK_SCHEMA, EventSpec
-from harness.systems.hudi.runtime import SparkRuntime
-
-DRIVER = Path(__file__).with_name("stream_driver.py")
-TABLE_NAME = "instantbench"
+from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 
 @dataclass(frozen=True)
 class DriverLine:
     seen_s: float  # time.monotonic() when the line arrived
     record: dict[str, Any]
-
-
-# A micro-batch admits at most the files this many triggers land (one a second): a stream
-# that starts late, or restarts after a kill, catches up in bounded batches, as Hudi users
-# bound them (maxFilesPerTrigger), instead of one batch that swallows the whole backlog
-# (a run whose first batch held every landed file judged a single batch).
-CATCH_UP_TRIGGERS = 4
-
-
-def stream_config(
-    runtime: SparkRuntime,
-    spec: EventSpec,
-    work: Path,
-    *,
-    table_type: str = "mor",
-    trigger_s: float = 2.0,
-    master: str = "local[2,4]",
-    identifier: str = "instantbench-hudi-0",
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The driver's config for a run laid out under `work` (landing/, table/, checkpoint/)."""
-    return {
-        "master": master,
-        "jars": list(runtime.jars),
-        "landing_dir": str(work / "landing"),
-        "schema": SPARK_SCHEMA,
-        "table_path": str(work / "table"),
-        "table_name": TABLE_NAME,
-        "table_type": table_type,
-        "mode": spec.mode,
-        "record_key": "id",
-        "ordering_field": "event_id",
-        "identifier": identifier,
-        "file_groups": spec.file_groups,
-        "checkpoint_dir": str(work / "checkpoint"),
-        "trigger_s": trigger_s,
-        "max_files_per_trigger": CATCH_UP_TRIGGERS * max(1, math.ceil(trigger_s)),
-        "stop_file": str(work / "STOP"),
-        **(extra or {}),
-    }
 
 
 def kill_group(process: subprocess.Popen[Any]) -> None:
@@ -97,8 +51,8 @@ def run_group(cmd: list[str], log_path: Path, timeout_s: float) -> int:
 
 
 class DriverProcess:
-    """One run of a runtime-side script (stream_driver.py unless told; batch_writer.py
-    runs the same way); `lines` grows as it reports."""
+    """One run of a runtime-side script (a stream driver, a batch writer); `lines` grows
+    as it reports."""
 
     def __init__(
         self,
@@ -106,7 +60,7 @@ class DriverProcess:
         config: dict[str, Any],
         work: Path,
         name: str,
-        script: Path = DRIVER,
+        script: Path,
     ) -> None:
         self.config_path = work / f"{name}.json"
         self.config_path.write_text(json.dumps(config))
@@ -178,16 +132,3 @@ class DriverProcess:
     def _finish(self) -> None:
         self._reader.join(timeout=10)
         self._log.close()
-
-
-HUDI_EXCEPTION = re.compile(r"(org\.apache\.hudi\.exception\.\w+: .*)")
-
-
-def hudi_exception(log_path: Path, limit: int = 300) -> str | None:
-    """The last of Hudi's exceptions in a process's log (its message, cut at `limit`)."""
-    try:
-        text = log_path.read_text(errors="replace")
-    except OSError:
-        return None
-    found = HUDI_EXCEPTION.findall(text)
-    return found[-1][:limit] if found else None

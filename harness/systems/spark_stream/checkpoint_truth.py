@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from harness.pipeline.checkpoints import committed_batches, planned_batches
-from harness.systems.hudi.landing import parse_name
+from harness.systems.spark_stream.landing import parse_name
 
 
 @dataclass
