@@ -18,6 +18,7 @@ from typing import IO
 
 import pytest
 
+from harness.systems.delta import runtime as delta
 from harness.systems.hudi.runtime import DEFAULT_VERSION, ensure_runtime
 from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
 
@@ -42,6 +43,16 @@ def hudi_runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
     a machine that cannot make it skips (or, under .ci/run, fails) the test."""
     try:
         return ensure_runtime(DEFAULT_VERSION)
+    except RuntimeUnavailable as exc:
+        prerequisite(False, str(exc))
+        raise
+
+
+@pytest.fixture(scope="session")
+def delta_runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
+    """Delta Lake's jars beside the project's pyspark, fetched once per machine."""
+    try:
+        return delta.ensure_runtime(delta.DEFAULT_VERSION)
     except RuntimeUnavailable as exc:
         prerequisite(False, str(exc))
         raise

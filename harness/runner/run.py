@@ -102,6 +102,10 @@ def run_scenario(
         from harness.systems.hudi.run import run_hudi
 
         return run_hudi(scenario, out, variant, quiet)
+    if scenario.system.kind == "delta":  # Delta Lake's own writer, on the project's Spark
+        from harness.systems.delta.run import run_delta
+
+        return run_delta(scenario, out, variant, quiet)
     paths = new_run_paths(scenario, out, variant)
     store = TableStore(scenario, paths)
     try:

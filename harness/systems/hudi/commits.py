@@ -10,38 +10,12 @@ batch's rows and event times read from the landed files Spark's checkpoint names
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
-
 from harness.systems.hudi.timeline_watch import SeenInstant, instant_path, sink_batch
-from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, local_path
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """One reading of both clocks: converts the watch's monotonic times to wall times."""
-
-    wall: float
-    monotonic: float
-
-    def wall_of(self, monotonic_s: float) -> float:
-        return self.wall + (monotonic_s - self.monotonic)
-
-
-def _batch_rows(truth: CheckpointTruth, batch: int) -> tuple[int, float | None]:
-    """(rows, newest event time) of the landed files a batch read."""
-    uris = truth.batch_files.get(batch) or truth.pending_batches.get(batch) or []
-    rows, newest = 0, None
-    for uri in uris:
-        times = pq.read_table(local_path(uri), columns=["event_time"]).column("event_time")
-        rows += len(times)
-        top = pc.max(times).as_py()
-        newest = top if newest is None or (top is not None and top > newest) else newest
-    return rows, newest
+from harness.systems.spark_stream.anchor import Anchor
+from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, batch_rows
 
 
 def _first_seen(entries: Sequence[SeenInstant]) -> dict[str, float]:
@@ -68,7 +42,7 @@ def commit_events(
         batch = sink_batch(path, identifier) if path is not None else None
         if batch is None:
             continue
-        rows, newest = _batch_rows(truth, batch)
+        rows, newest = batch_rows(truth, batch)
         out.append(
             {
                 "kind": "commit",

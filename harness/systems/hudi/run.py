@@ -32,7 +32,6 @@ from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
 from harness.scenario import Scenario
 from harness.systems.hudi.analyse import analyse_hudi_run
 from harness.systems.hudi.batch_writers import BatchWriters, writer_configs
-from harness.systems.hudi.commits import Anchor
 from harness.systems.hudi.driver_clock import ClockSteps, ClockUnavailable, DriverClock, step_of
 from harness.systems.hudi.lock_holder import LockHolders
 from harness.systems.hudi.lock_options import ZOOKEEPER_BASE_PATH, occ_options
@@ -47,6 +46,7 @@ from harness.systems.hudi.run_state import (
 from harness.systems.hudi.stream_config import TABLE_NAME, hudi_exception, stream_config
 from harness.systems.hudi.task_crash import TaskCrashes, crash_spec
 from harness.systems.hudi.timeline_watch import TimelineWatch
+from harness.systems.spark_stream.anchor import Anchor
 from harness.systems.spark_stream.landing import Lander, event_spec
 from harness.systems.spark_stream.runtime_cache import SparkRuntime
 

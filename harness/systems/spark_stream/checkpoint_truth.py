@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import numpy as np
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from harness.pipeline.checkpoints import committed_batches, planned_batches
@@ -148,3 +149,15 @@ def committed_offsets(truth: CheckpointTruth) -> list[tuple[int, int, int]]:
         if landed is not None:
             ranges.append((landed.partition, landed.start, landed.end))
     return sorted(ranges)
+
+
+def batch_rows(truth: CheckpointTruth, batch: int) -> tuple[int, float | None]:
+    """(rows, newest event time) of the landed files a batch read."""
+    uris = truth.batch_files.get(batch) or truth.pending_batches.get(batch) or []
+    rows, newest = 0, None
+    for uri in uris:
+        times = pq.read_table(local_path(uri), columns=["event_time"]).column("event_time")
+        rows += len(times)
+        top = pc.max(times).as_py()
+        newest = top if newest is None or (top is not None and top > newest) else newest
+    return rows, newest

@@ -1,0 +1,174 @@
+"""After a Delta run: read the table back with Delta's reader, judge it, build result.json.
+
+- exactly_once (harness/systems/spark_stream/exactly_once.py): Spark's checkpoint says
+  which events had to be visible, Delta's own reader what is.
+- unique_keys: that reader's snapshot.
+- timeline: the `_delta_log` versions as the runner saw them appear (log_watch.judge).
+Partial or contradictory evidence makes a check `unknown`, never `valid`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness.checks import CheckResult
+from harness.checks.result import capped
+from harness.checks.unique_keys import unique_keys
+from harness.history import HistoryWriter, load_events, read_series
+from harness.runner.analysis import assemble_result
+from harness.runner.environment import environment
+from harness.systems.delta.log_watch import LogWatch, SeenVersion, judge
+from harness.systems.delta.runtime import DEFAULT_VERSION
+from harness.systems.spark_stream.anchor import Anchor
+from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, batch_rows, read_truth
+from harness.systems.spark_stream.driver_process import run_group
+from harness.systems.spark_stream.exactly_once import check_exactly_once
+from harness.systems.spark_stream.landing import event_spec
+
+if TYPE_CHECKING:
+    from harness.systems.delta.run import DeltaRun
+
+READER = Path(__file__).with_name("reader.py")
+READ_TIMEOUT_S = 600.0
+READER_NAME = "Delta Lake's Spark reader"
+# The engine's own parts that Delta's pipeline does not have (a comparison shows "-").
+NOT_MEASURED = ("ingest_rows_per_s", "writer_blocked_ms_per_s", "instant_request_ms")
+
+
+def read_snapshot(run: DeltaRun) -> tuple[pa.Table | None, str | None]:
+    """Delta's reader's snapshot of the final table, or why there is none."""
+    out = run.paths.root / "reads"
+    config = {"jars": list(run.runtime.jars), "table_path": str(run.paths.table)}
+    config_path = run.paths.control / "delta-reader.json"
+    config_path.write_text(json.dumps({**config, "out_dir": str(out)}))
+    log = run.paths.logs / "delta-reader.log"
+    code = run_group([run.runtime.python, str(READER), str(config_path)], log, READ_TIMEOUT_S)
+    if code != 0 or not (out / "snapshot").is_dir():
+        return None, f"{READER_NAME} failed (exit {code}); see {log}"
+    return pq.read_table(out / "snapshot"), None
+
+
+def commit_events(
+    entries: Sequence[SeenVersion],
+    planned: dict[int, float],
+    truth: CheckpointTruth,
+    anchor: Anchor,
+) -> list[dict[str, Any]]:
+    """One `commit` event per version that committed a batch of the stream: its rows and
+    newest event time from the landed files Spark's checkpoint names, its latency from
+    Spark planning the batch to the version appearing (both on the runner's clock)."""
+    out = []
+    for e in entries:
+        batch = max(e.txn.values(), default=None)
+        if batch is None:
+            continue
+        rows, newest = batch_rows(truth, batch)
+        start = planned.get(batch)
+        out.append(
+            {
+                "kind": "commit",
+                "t": anchor.wall_of(e.seen_s),
+                "instant": str(e.version),
+                "checkpoint_id": batch,
+                "rows": rows,
+                "latency_ms": None if start is None else round((e.seen_s - start) * 1000, 1),
+                "max_event_time": newest,
+            }
+        )
+    return out
+
+
+def check_timeline(entries: Sequence[SeenVersion], watch: LogWatch, table: Path) -> CheckResult:
+    evidence: dict[str, Any] = {
+        "order": "_delta_log versions in the order the runner saw them appear (monotonic)",
+        "versions_seen": len(entries),
+    }
+    if watch.error is not None:
+        return CheckResult("timeline", "unknown", {**evidence, "reason": str(watch.error)})
+    if not entries:
+        reason = "no version was seen: nothing to judge"
+        return CheckResult("timeline", "unknown", {**evidence, "reason": reason})
+    violations = judge(entries, table)
+    evidence["violations"] = {
+        "count": len(violations),
+        "items": capped(asdict(v) for v in violations),
+    }
+    return CheckResult("timeline", "invalid" if violations else "valid", evidence)
+
+
+def _checks(run: DeltaRun, truth: CheckpointTruth, watch: LogWatch) -> list[CheckResult]:
+    snapshot, failure = read_snapshot(run)
+    entries = watch.entries()
+    judges: dict[str, Callable[[], CheckResult]] = {
+        "exactly_once": lambda: check_exactly_once(
+            truth, snapshot, event_spec(run.scenario), READER_NAME
+        ),
+        "unique_keys": lambda: (
+            CheckResult("unique_keys", "unknown", {"reason": failure})
+            if snapshot is None
+            else unique_keys(snapshot.column("id"))
+        ),
+        "timeline": lambda: check_timeline(entries, watch, run.paths.table),
+    }
+    return [judges[name]() for name in run.scenario.checks]  # validate admits only these
+
+
+def system_environment(run: DeltaRun) -> dict[str, Any]:
+    runtime = run.runtime
+    return {
+        **environment(run.scenario.cluster.backend),
+        "system": {
+            "kind": "delta",
+            "version": run.scenario.system.version or DEFAULT_VERSION,
+            "spark_runtime": {"pyspark": runtime.pyspark_version, "scala": runtime.scala},
+            "jars": [
+                {"path": jar, "sha256": digest}
+                for jar, digest in zip(runtime.jars, runtime.jar_sha256, strict=True)
+            ],
+        },
+        "instant_mode": {"requested": "inline", "effective": "inline"},
+        "lock": {"provider": "none (one writer)"},
+        "storage": {"kind": run.scenario.table.storage.kind, "endpoint": None},
+    }
+
+
+def analyse_delta_run(run: DeltaRun, error: str | None, watch: LogWatch) -> dict[str, Any]:
+    paths = run.paths
+    history = HistoryWriter(paths.history, "analysis")
+    truth = read_truth(paths.root / "checkpoint")
+    for event in commit_events(watch.entries(), watch.planned_seen, truth, run.anchor):
+        history.record(event.pop("kind"), **event)
+    checks: dict[str, Any] = {}
+    judged_anyway = error is not None and error == run.system_failure
+    if error is None or judged_anyway:
+        if run.progress is not None:
+            run.progress.phase("reading the table back through Delta's reader")
+        try:
+            checks = {r.name: r.to_dict() for r in _checks(run, truth, watch)}
+        except Exception as exc:  # an unreadable table: the verdict is unknown, not valid
+            error = f"checking failed: {type(exc).__name__}: {exc}"
+    events, _ = load_events(paths.history)
+    result = assemble_result(
+        run.scenario,
+        paths,
+        paths.root.name,
+        run.variant,
+        error,
+        checks,
+        events,
+        read_series(paths.history),
+        system_environment(run),
+        violation_stands=judged_anyway,
+    )
+    for name in NOT_MEASURED:
+        metric = result["metrics"].get(name)
+        if isinstance(metric, dict):
+            result["metrics"][name] = dict.fromkeys(metric)
+    return result

@@ -1,0 +1,247 @@
+"""One scenario run on Delta Lake's own Spark writer (DESIGN.md "Systems under test").
+
+The runner lands the scenario's events at its rate, Delta's streaming sink writes them
+(harness/systems/delta/stream_driver.py), and the runner watches `_delta_log` on its
+monotonic clock. A driver crash fires between Delta's commit and Spark's, seen from
+outside the JVM (seams.py): the driver's process group is SIGKILLed and a new driver
+resumes from the same Spark checkpoint. Once the run's time is up the driver drains and
+stops, Delta's own reader reads the table back, and the checks judge it from Spark's
+checkpoint and the watched log (judge.py), never from what Delta says of itself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.faults.evidence import record_fault
+from harness.faults.kinds import FaultKind
+from harness.faults.schedule import Occurrence
+from harness.history import HistoryWriter, append_series
+from harness.history_events import Kind
+from harness.pipeline.events import SPARK_SCHEMA
+from harness.pipeline.rates import rate_law
+from harness.runner.driver_config import fault_occurrences
+from harness.runner.errors import RunError
+from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
+from harness.runner.progress import RunProgress
+from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
+from harness.scenario import Scenario
+from harness.systems.delta.analyse import analyse_delta_run
+from harness.systems.delta.log_watch import LogWatch
+from harness.systems.delta.runtime import DEFAULT_VERSION, ensure_runtime
+from harness.systems.delta.seams import KillAfterCommit
+from harness.systems.spark_stream.anchor import Anchor
+from harness.systems.spark_stream.driver_process import DriverProcess
+from harness.systems.spark_stream.landing import Lander, event_spec
+from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
+
+DRIVER = Path(__file__).with_name("stream_driver.py")
+START_TIMEOUT_S = 180.0
+STOP_TIMEOUT_S = 120.0
+SETTLE_LIMIT_S = 120.0  # past its duration, a run waits at most this long for its crash
+CATCH_UP_TRIGGERS = 4  # a restarted stream catches up in bounded batches (maxFilesPerTrigger)
+
+
+@dataclass
+class DeltaRun:
+    scenario: Scenario
+    paths: RunPaths
+    runtime: SparkRuntime
+    history: HistoryWriter
+    config: dict[str, Any]
+    variant: str | None = None
+    drivers: list[DriverProcess] = field(default_factory=list)
+    pending: list[Occurrence[Any]] = field(default_factory=list)  # crashes not armed yet
+    seam: KillAfterCommit | None = None
+    armed: Occurrence[Any] | None = None
+    system_failure: str | None = None
+    t0: float = 0.0
+    anchor: Anchor = field(default_factory=lambda: Anchor(time.time(), time.monotonic()))
+    progress: RunProgress | None = None
+
+    @property
+    def driver(self) -> DriverProcess:
+        return self.drivers[-1]
+
+    def start_driver(self) -> None:
+        name = f"driver-{len(self.drivers)}"
+        driver = DriverProcess(self.runtime, self.config, self.paths.logs, name, DRIVER)
+        self.drivers.append(driver)
+        line = driver.wait_for(("started", "failed"), START_TIMEOUT_S)
+        if line is None or line.get("event") != "started":
+            tail = "\n".join(driver.log_path.read_text().splitlines()[-5:])
+            raise RunError(f"Delta's stream driver did not start; see {driver.log_path}: {tail}")
+        self.history.record(Kind.DRIVER_START, pid=driver.process.pid, restored_batch=None)
+
+    def on_new(self, new: list[Any]) -> None:
+        if self.seam is not None:
+            self.seam(new)
+
+    def step(self, elapsed: float) -> None:
+        """Arm the next crash when due; once it fired, record it and start a new driver."""
+        if self.seam is None and self.pending and self.pending[0].at_s <= elapsed:
+            self.armed = self.pending.pop(0)
+            self.seam = KillAfterCommit(self.driver.signal_kill, self.config["checkpoint_dir"])
+        if self.seam is None or self.armed is None or self.seam.fired() is None:
+            self._check_alive()
+            return
+        killed = self.driver
+        killed.kill()
+        evidence = self.seam.settle()
+        code = killed.process.returncode
+        self.history.record(Kind.DRIVER_EXIT, pid=killed.process.pid, code=code)
+        # Applied only once its effect was seen: the group died of SIGKILL and, read after
+        # its death, Spark's commit log still lacks the batch Delta had committed.
+        if evidence is not None and code == -9 and evidence.in_window:
+            proof = {**evidence.to_dict(), "exit_code": code, "point": "after_commit"}
+            record_fault(self.history, self.armed, time.time() - self.t0, **proof)
+        self.seam, self.armed = None, None
+        self.start_driver()
+
+    def _check_alive(self) -> None:
+        code = self.driver.process.poll()
+        if code is not None:
+            what = f"Delta's stream driver exited by itself with {code} mid-run"
+            self.system_failure = f"{what}; see {self.driver.log_path}"
+            raise RunError(self.system_failure)
+
+    def unsettled(self) -> bool:
+        return bool(self.pending) or self.seam is not None
+
+
+def driver_config(scenario: Scenario, paths: RunPaths, runtime: SparkRuntime) -> dict[str, Any]:
+    trigger_s = scenario.engine.checkpoint_interval_s
+    config = {
+        "master": f"local[{scenario.engine.writers},4]",  # a killed task gets 4 attempts
+        "jars": list(runtime.jars),
+        "landing_dir": str(paths.root / "landing"),
+        "schema": SPARK_SCHEMA,
+        "table_path": str(paths.table),
+        "checkpoint_dir": str(paths.root / "checkpoint"),
+        "mode": scenario.source.mode,
+        "record_key": "id",
+        "identifier": f"instantbench-{scenario.name}",
+        "trigger_s": trigger_s,
+        "max_files_per_trigger": CATCH_UP_TRIGGERS * max(1, math.ceil(trigger_s)),
+        "stop_file": str(paths.root / "STOP"),
+        "spark_conf": dict(scenario.cluster.spark_conf),
+    }
+    (paths.control / "delta-driver.json").write_text(json.dumps(config, indent=1))
+    return config
+
+
+def _sample(run: DeltaRun, lander: Lander, watch: LogWatch, elapsed: float) -> None:
+    rows = sum(int(b.get("rows", 0)) for d in run.drivers for b in d.events("batch"))
+    faults = [o.label for o in fault_occurrences(run.scenario) if o.active(elapsed)]
+    append_series(
+        run.paths.history,
+        {
+            "t": time.time(),
+            "elapsed_s": elapsed,
+            "source_offset": lander.offsets_landed(),
+            "committed_offset": rows,  # landed offsets are rows
+            "rows_committed_total": rows,
+            "pending_instants": 0,  # a Delta version is written whole, or not at all
+            "active_faults": faults,
+        },
+    )
+    if run.progress is not None:
+        run.progress.update(elapsed, 0, 0, faults)
+
+
+def stream(run: DeltaRun, lander: Lander, watch: LogWatch) -> None:
+    run.start_driver()
+    run.t0 = time.time()
+    run.anchor = Anchor(run.t0, time.monotonic())
+    run.history.record(
+        Kind.RUN_START,
+        t=run.t0,
+        run_id=run.paths.root.name,
+        scenario=run.scenario.name,
+        warmup_s=run.scenario.warmup_s,
+        duration_s=run.scenario.duration_s,
+        checkpoint_interval_s=run.scenario.engine.checkpoint_interval_s,
+    )
+    lander.start()
+    watch.start()
+    run_s, next_sample = run.scenario.run_s, 1.0
+    while (elapsed := time.time() - run.t0) < run_s or (
+        run.unsettled() and elapsed < run_s + SETTLE_LIMIT_S
+    ):
+        run.step(elapsed)
+        if elapsed >= next_sample:
+            _sample(run, lander, watch, elapsed)
+            next_sample += 1.0
+        if watch.error is not None:
+            raise RunError(f"the Delta log watch failed: {watch.error}")
+        time.sleep(0.05)
+
+
+def _stop_all(run: DeltaRun, lander: Lander, watch: LogWatch, timeout_s: float) -> str | None:
+    """Stop the feed, then the driver (it drains first), then the watch."""
+    lander.stop()
+    code = run.driver.stop(timeout_s) if run.drivers else None
+    for driver in run.drivers[:-1]:
+        if driver.process.poll() is None:
+            driver.kill()
+    watch.stop()
+    if code is None:
+        return None
+    run.history.record(Kind.DRIVER_EXIT, pid=run.driver.process.pid, code=code)
+    if code == 0:
+        return None
+    problem = f"Delta's stream driver did not stop cleanly (exit {code}); see {run.driver.log_path}"
+    run.system_failure = run.system_failure or problem
+    return problem
+
+
+def run_delta(
+    scenario: Scenario, out: Path, variant: str | None = None, quiet: bool = False
+) -> RunOutcome:
+    try:  # before anything starts
+        runtime = ensure_runtime(scenario.system.version or DEFAULT_VERSION)
+    except RuntimeUnavailable as exc:
+        raise RunError(f"{scenario.source_file}: system: {exc}") from None
+    paths = new_run_paths(scenario, out, variant)
+    run = DeltaRun(
+        scenario,
+        paths,
+        runtime,
+        HistoryWriter(paths.history, "runner"),
+        driver_config(scenario, paths, runtime),
+        variant,
+    )
+    crashes = [o for o in fault_occurrences(scenario) if o.kind == FaultKind.COORDINATOR_CRASH]
+    run.pending = sorted(crashes, key=lambda o: o.at_s)
+    law = rate_law(scenario.source.rate.model_dump(mode="json"), scenario.run_s)
+    lander = Lander(event_spec(scenario), law, run.config["landing_dir"])
+    watch = LogWatch(paths.table, run.config["checkpoint_dir"], on_new=run.on_new)
+    error: str | None = None
+    interrupted: Interrupted | None = None
+    with RunProgress(paths.root.name, scenario.run_s, quiet) as run.progress:
+        try:
+            stream(run, lander, watch)
+        except RunError as exc:
+            error = str(exc)
+        except KeyboardInterrupt as exc:
+            interrupted = as_interrupted(exc)
+        finally:
+            with signals_held() as held:
+                run.progress.note("stopping...")
+                problem = _stop_all(run, lander, watch, 5 if interrupted else STOP_TIMEOUT_S)
+                interrupted = interrupted or held.take()
+        if interrupted is not None:
+            error = f"interrupted by {interrupted.name}; partial results"
+        error = error or problem
+        run.history.record(Kind.RUN_END, status="error" if error else "ok", error=error)
+        result = analyse_delta_run(run, error, watch)
+    paths.result.write_text(json.dumps(result, indent=2, default=str))
+    if interrupted is not None:
+        interrupted.run_dir = paths.root
+        raise interrupted
+    return RunOutcome(paths, result)
