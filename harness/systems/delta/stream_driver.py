@@ -21,7 +21,8 @@ import sys
 import time
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql.functions import row_number
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from harness.systems.hudi.script_io import emit, script_main
@@ -95,12 +96,12 @@ def merge_batch(cfg: dict[str, Any]) -> Any:
 
     def merge(batch: DataFrame, batch_id: int) -> None:
         spark = batch.sparkSession
-        newest = batch.groupBy(key).agg({"event_id": "max"}).withColumnRenamed("max(event_id)", "m")
-        rows = batch.join(newest, (batch[key] == newest[key]) & (batch.event_id == newest.m))
-        rows.select(batch["*"]).createOrReplaceTempView("instantbench_batch")
-        if cfg.get("idempotent", True):
-            spark.conf.set(TXN_APP_ID, cfg["identifier"])
-            spark.conf.set(TXN_VERSION, str(batch_id))
+        newest = Window.partitionBy(key).orderBy(batch.event_id.desc())
+        rows = batch.withColumn("_newest", row_number().over(newest))
+        rows = rows.where("_newest = 1").drop("_newest")
+        rows.createOrReplaceTempView("instantbench_batch")
+        spark.conf.set(TXN_APP_ID, cfg["identifier"])
+        spark.conf.set(TXN_VERSION, str(batch_id))
         spark.sql(
             f"MERGE INTO delta.`{table}` t USING instantbench_batch s ON t.{key} = s.{key} "
             "WHEN MATCHED AND s.event_id > t.event_id THEN UPDATE SET * "
