@@ -20,6 +20,7 @@ import pytest
 
 from harness.systems.delta import runtime as delta
 from harness.systems.hudi.runtime import DEFAULT_VERSION, ensure_runtime
+from harness.systems.iceberg import runtime as iceberg
 from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
 
 REQUIRE_ALL = "INSTANTBENCH_REQUIRE_ALL"
@@ -37,25 +38,32 @@ def prerequisite() -> Callable[[bool, str], None]:
     return need
 
 
+def _runtime(need: Callable[[bool, str], None], make: Callable[[], SparkRuntime]) -> SparkRuntime:
+    """A system's Spark runtime; a machine that cannot make it skips (or, under .ci/run,
+    fails) the test."""
+    try:
+        return make()
+    except RuntimeUnavailable as exc:
+        need(False, str(exc))
+        raise
+
+
 @pytest.fixture(scope="session")
 def hudi_runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
-    """Apache Hudi's Spark runtime (pyspark 3.5 and the Hudi bundle), made once per machine;
-    a machine that cannot make it skips (or, under .ci/run, fails) the test."""
-    try:
-        return ensure_runtime(DEFAULT_VERSION)
-    except RuntimeUnavailable as exc:
-        prerequisite(False, str(exc))
-        raise
+    """Apache Hudi's Spark runtime (pyspark 3.5 and the Hudi bundle), made once per machine."""
+    return _runtime(prerequisite, lambda: ensure_runtime(DEFAULT_VERSION))
 
 
 @pytest.fixture(scope="session")
 def delta_runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
     """Delta Lake's jars beside the project's pyspark, fetched once per machine."""
-    try:
-        return delta.ensure_runtime(delta.DEFAULT_VERSION)
-    except RuntimeUnavailable as exc:
-        prerequisite(False, str(exc))
-        raise
+    return _runtime(prerequisite, delta.ensure_runtime)
+
+
+@pytest.fixture(scope="session")
+def iceberg_runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
+    """Apache Iceberg's runtime jar beside the project's pyspark, fetched once per machine."""
+    return _runtime(prerequisite, iceberg.ensure_runtime)
 
 
 # Machine lanes. A test that starts Spark or a cluster (marked `spark` or `cluster`) mostly

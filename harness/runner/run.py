@@ -102,10 +102,11 @@ def run_scenario(
         from harness.systems.hudi.run import run_hudi
 
         return run_hudi(scenario, out, variant, quiet)
-    if scenario.system.kind == "delta":  # Delta Lake's own writer, on the project's Spark
-        from harness.systems.delta.run import run_delta
+    if scenario.system.kind in ("delta", "iceberg"):  # a format's own Spark sink
+        from harness.systems.registry import sink_system
+        from harness.systems.spark_stream.sink_run import run_sink
 
-        return run_delta(scenario, out, variant, quiet)
+        return run_sink(sink_system(scenario.system.kind), scenario, out, variant, quiet)
     paths = new_run_paths(scenario, out, variant)
     store = TableStore(scenario, paths)
     try:

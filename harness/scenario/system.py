@@ -15,12 +15,13 @@ if TYPE_CHECKING:
 class System(Strict):
     """The system under test (instantbench's engine by default)."""
 
-    kind: Literal["instantbench", "hudi", "delta"] = "instantbench"
+    kind: Literal["instantbench", "hudi", "delta", "iceberg"] = "instantbench"
     """instantbench: this project's engine; hudi: Apache Hudi's own Spark writer (on a Spark
-    runtime of its own); delta: Delta Lake's own Spark writer (on the project's pyspark);
-    their jars are fetched the first time a run needs them."""
+    runtime of its own); delta, iceberg: Delta Lake's and Apache Iceberg's own Spark writers
+    (on the project's pyspark); their jars are fetched the first time a run needs them."""
     version: str | None = None
-    """The system's version (hudi: 1.2.0, delta: 4.4.0, the defaults); none for instantbench."""
+    """The system's version (hudi 1.2.0, delta 4.4.0, iceberg 1.11.0: the defaults); none
+    for instantbench."""
 
 
 def default_checks(data: Any) -> Any:

@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.systems.capabilities import Capabilities
 from harness.systems.delta.capabilities import DELTA
 from harness.systems.hudi.capabilities import HUDI
+from harness.systems.iceberg.capabilities import ICEBERG
 
-_SYSTEMS = {caps.kind: caps for caps in (HUDI, DELTA)}
+if TYPE_CHECKING:
+    from harness.systems.spark_stream.sink_system import SinkSystem
+
+_SYSTEMS = {caps.kind: caps for caps in (HUDI, DELTA, ICEBERG)}
 
 
 def capabilities_of(kind: str) -> Capabilities | None:
     """None for the project's own engine: every key, fault and check applies to it."""
     return _SYSTEMS.get(kind)
+
+
+def sink_system(kind: str) -> SinkSystem:
+    """A table format's Spark sink (delta, iceberg): imported only when a run needs it."""
+    if kind == "delta":
+        from harness.systems.delta.system import DELTA_SINK
+
+        return DELTA_SINK
+    from harness.systems.iceberg.system import ICEBERG_SINK
+
+    return ICEBERG_SINK

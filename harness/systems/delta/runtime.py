@@ -10,15 +10,12 @@ connectors, which neither loads).
 
 from __future__ import annotations
 
-import sys
-from importlib.metadata import version as installed_version
 from pathlib import Path
 
 from harness.systems.spark_stream.runtime_cache import (
     RuntimeUnavailable,
     SparkRuntime,
-    ensure_jar,
-    runtime_of,
+    project_runtime,
 )
 
 DEFAULT_VERSION = "4.4.0"
@@ -37,10 +34,4 @@ def ensure_runtime(version: str = DEFAULT_VERSION, root: Path | None = None) -> 
     if coordinates is None:
         known = ", ".join(sorted(DELTA_RUNTIMES))
         raise RuntimeUnavailable(f"{who} has no known Spark runtime (known: {known})")
-    pyspark = installed_version("pyspark")
-    if not pyspark.startswith(f"{SPARK_LINE}."):
-        raise RuntimeUnavailable(
-            f"{who} is built for pyspark {SPARK_LINE}.x; this python has pyspark {pyspark}"
-        )
-    jars = [ensure_jar(coordinate, who, root) for coordinate in coordinates]
-    return runtime_of(sys.executable, pyspark, SCALA, jars)
+    return project_runtime(who, coordinates, SPARK_LINE, SCALA, root)

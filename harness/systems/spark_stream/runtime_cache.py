@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,17 @@ def runtime_of(python: str, pyspark: str, scala: str, jars: list[Path]) -> Spark
         jars=tuple(str(j) for j in jars),
         jar_sha256=tuple(sha256(j) for j in jars),
     )
+
+
+def project_runtime(
+    who: str, coordinates: tuple[str, ...], spark_line: str, scala: str, root: Path | None
+) -> SparkRuntime:
+    """A runtime on the project's own python and pyspark (jars built for `spark_line`),
+    with `coordinates` fetched; RuntimeUnavailable if this pyspark is of another line."""
+    pyspark = installed_version("pyspark")
+    if not pyspark.startswith(f"{spark_line}."):
+        raise RuntimeUnavailable(
+            f"{who} is built for pyspark {spark_line}.x; this python has pyspark {pyspark}"
+        )
+    jars = [ensure_jar(coordinate, who, root) for coordinate in coordinates]
+    return runtime_of(sys.executable, pyspark, scala, jars)

@@ -1,9 +1,10 @@
-"""After a Delta run: read the table back with Delta's reader, judge it, build result.json.
+"""After a run on a format's Spark sink: read the table back with the format's own reader,
+judge it, build result.json.
 
-- exactly_once (harness/systems/spark_stream/exactly_once.py): Spark's checkpoint says
-  which events had to be visible, Delta's own reader what is.
+- exactly_once (exactly_once.py): Spark's checkpoint says which events had to be visible,
+  the format's own reader what is.
 - unique_keys: that reader's snapshot.
-- timeline: the `_delta_log` versions as the runner saw them appear (log_watch.judge).
+- timeline: the format's commit log as the runner saw it appear (commit_rules.py).
 Partial or contradictory evidence makes a check `unknown`, never `valid`.
 """
 
@@ -24,39 +25,43 @@ from harness.checks.unique_keys import unique_keys
 from harness.history import HistoryWriter, load_events, read_series
 from harness.runner.analysis import assemble_result
 from harness.runner.environment import environment
-from harness.systems.delta.log_watch import LogWatch, SeenVersion, judge
-from harness.systems.delta.runtime import DEFAULT_VERSION
 from harness.systems.spark_stream.anchor import Anchor
 from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, batch_rows, read_truth
+from harness.systems.spark_stream.commit_rules import judge
+from harness.systems.spark_stream.commit_watch import CommitWatch, SeenCommit
 from harness.systems.spark_stream.driver_process import run_group
 from harness.systems.spark_stream.exactly_once import check_exactly_once
 from harness.systems.spark_stream.landing import event_spec
 
 if TYPE_CHECKING:
-    from harness.systems.delta.run import DeltaRun
+    from harness.systems.spark_stream.sink_run import SinkRun
 
 READER = Path(__file__).with_name("reader.py")
 READ_TIMEOUT_S = 600.0
-READER_NAME = "Delta Lake's Spark reader"
-# The engine's own parts that Delta's pipeline does not have (a comparison shows "-").
+# The engine's own parts that a format's Spark sink does not have (a comparison shows "-").
 NOT_MEASURED = ("ingest_rows_per_s", "writer_blocked_ms_per_s", "instant_request_ms")
 
 
-def read_snapshot(run: DeltaRun) -> tuple[pa.Table | None, str | None]:
-    """Delta's reader's snapshot of the final table, or why there is none."""
+def read_snapshot(run: SinkRun) -> tuple[pa.Table | None, str | None]:
+    """The format's reader's snapshot of the final table, or why there is none."""
     out = run.paths.root / "reads"
-    config = {"jars": list(run.runtime.jars), "table_path": str(run.paths.table)}
-    config_path = run.paths.control / "delta-reader.json"
+    config = {
+        "jars": list(run.runtime.jars),
+        "format": run.system.format,
+        "session": run.config["session"],
+        "table_path": str(run.paths.table),
+    }
+    config_path = run.paths.control / f"{run.system.kind}-reader.json"
     config_path.write_text(json.dumps({**config, "out_dir": str(out)}))
-    log = run.paths.logs / "delta-reader.log"
+    log = run.paths.logs / f"{run.system.kind}-reader.log"
     code = run_group([run.runtime.python, str(READER), str(config_path)], log, READ_TIMEOUT_S)
     if code != 0 or not (out / "snapshot").is_dir():
-        return None, f"{READER_NAME} failed (exit {code}); see {log}"
+        return None, f"{reader_name(run)} failed (exit {code}); see {log}"
     return pq.read_table(out / "snapshot"), None
 
 
 def commit_events(
-    entries: Sequence[SeenVersion],
+    entries: Sequence[SeenCommit],
     planned: dict[int, float],
     truth: CheckpointTruth,
     anchor: Anchor,
@@ -66,7 +71,7 @@ def commit_events(
     Spark planning the batch to the version appearing (both on the runner's clock)."""
     out = []
     for e in entries:
-        batch = max(e.txn.values(), default=None)
+        batch = e.batch
         if batch is None:
             continue
         rows, newest = batch_rows(truth, batch)
@@ -85,9 +90,13 @@ def commit_events(
     return out
 
 
-def check_timeline(entries: Sequence[SeenVersion], watch: LogWatch, table: Path) -> CheckResult:
+def reader_name(run: SinkRun) -> str:
+    return f"{run.system.label}'s Spark reader"
+
+
+def check_timeline(entries: Sequence[SeenCommit], watch: CommitWatch, table: Path) -> CheckResult:
     evidence: dict[str, Any] = {
-        "order": "_delta_log versions in the order the runner saw them appear (monotonic)",
+        "order": f"{watch.log.folder} versions in the order the runner saw them appear",
         "versions_seen": len(entries),
     }
     if watch.error is not None:
@@ -95,7 +104,7 @@ def check_timeline(entries: Sequence[SeenVersion], watch: LogWatch, table: Path)
     if not entries:
         reason = "no version was seen: nothing to judge"
         return CheckResult("timeline", "unknown", {**evidence, "reason": reason})
-    violations = judge(entries, table)
+    violations = judge(entries, table, watch.log.first)
     evidence["violations"] = {
         "count": len(violations),
         "items": capped(asdict(v) for v in violations),
@@ -103,12 +112,12 @@ def check_timeline(entries: Sequence[SeenVersion], watch: LogWatch, table: Path)
     return CheckResult("timeline", "invalid" if violations else "valid", evidence)
 
 
-def _checks(run: DeltaRun, truth: CheckpointTruth, watch: LogWatch) -> list[CheckResult]:
+def _checks(run: SinkRun, truth: CheckpointTruth, watch: CommitWatch) -> list[CheckResult]:
     snapshot, failure = read_snapshot(run)
     entries = watch.entries()
     judges: dict[str, Callable[[], CheckResult]] = {
         "exactly_once": lambda: check_exactly_once(
-            truth, snapshot, event_spec(run.scenario), READER_NAME
+            truth, snapshot, event_spec(run.scenario), reader_name(run)
         ),
         "unique_keys": lambda: (
             CheckResult("unique_keys", "unknown", {"reason": failure})
@@ -120,13 +129,13 @@ def _checks(run: DeltaRun, truth: CheckpointTruth, watch: LogWatch) -> list[Chec
     return [judges[name]() for name in run.scenario.checks]  # validate admits only these
 
 
-def system_environment(run: DeltaRun) -> dict[str, Any]:
+def system_environment(run: SinkRun) -> dict[str, Any]:
     runtime = run.runtime
     return {
         **environment(run.scenario.cluster.backend),
         "system": {
-            "kind": "delta",
-            "version": run.scenario.system.version or DEFAULT_VERSION,
+            "kind": run.system.kind,
+            "version": run.scenario.system.version or run.system.default_version,
             "spark_runtime": {"pyspark": runtime.pyspark_version, "scala": runtime.scala},
             "jars": [
                 {"path": jar, "sha256": digest}
@@ -139,7 +148,7 @@ def system_environment(run: DeltaRun) -> dict[str, Any]:
     }
 
 
-def analyse_delta_run(run: DeltaRun, error: str | None, watch: LogWatch) -> dict[str, Any]:
+def analyse_sink_run(run: SinkRun, error: str | None, watch: CommitWatch) -> dict[str, Any]:
     paths = run.paths
     history = HistoryWriter(paths.history, "analysis")
     truth = read_truth(paths.root / "checkpoint")
@@ -149,7 +158,7 @@ def analyse_delta_run(run: DeltaRun, error: str | None, watch: LogWatch) -> dict
     judged_anyway = error is not None and error == run.system_failure
     if error is None or judged_anyway:
         if run.progress is not None:
-            run.progress.phase("reading the table back through Delta's reader")
+            run.progress.phase(f"reading the table back through {reader_name(run)}")
         try:
             checks = {r.name: r.to_dict() for r in _checks(run, truth, watch)}
         except Exception as exc:  # an unreadable table: the verdict is unknown, not valid

@@ -1,17 +1,18 @@
-"""Delta Lake's own Spark Structured Streaming sink, fed the landed events.
-
-Run as a process of its own (its driver is what a coordinator_crash SIGKILLs), with the
-project's python and pyspark 4.1, from one JSON config file:
+"""A table format's own Spark Structured Streaming sink (Delta, Iceberg), fed the landed
+events. Run as a process of its own (its driver is what a coordinator_crash SIGKILLs),
+with the project's python and pyspark 4.1, from one JSON config file:
 
     python stream_driver.py CONFIG.json
 
-append: `writeStream.format("delta")`, whose sink records SetTransaction(query id, batch
-id) in the version it commits and skips a batch whose id that transaction already holds.
-upsert: `foreachBatch` with a MERGE (the newest event of each key in the batch), made
-idempotent as Delta documents for foreachBatch: the session's txnAppId/txnVersion, so a
-replayed batch id under the same app id is skipped. It writes until the stop file appears,
-then drains (every landed file admitted, every planned batch committed), stops and exits
-0. Each finished micro-batch is one JSON line on stdout ({"event": "batch", ...}).
+The config names the format and what it needs (its session settings, the SQL that creates
+the table, the table's name for SQL). append: `writeStream.format(<format>)`, the format's
+own idempotent sink (Delta's SetTransaction(query id, batch id), Iceberg's query id and
+epoch id in the snapshot summary). upsert: `foreachBatch` with a MERGE of each key's newest
+event in the batch, made idempotent as the format documents for foreachBatch (Delta: the
+session's txnAppId/txnVersion; Iceberg has none, so a replay is the MERGE's to absorb). It
+writes until the stop file appears, then drains (every landed file admitted, every
+planned batch committed), stops and exits 0. Each finished micro-batch is one JSON line on
+stdout ({"event": "batch", ...}).
 """
 
 from __future__ import annotations
@@ -28,10 +29,6 @@ from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 from harness.systems.hudi.script_io import emit, script_main
 from harness.systems.spark_stream.checkpoint_truth import local_path, read_truth
 
-DELTA_SESSION = {
-    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-}
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 STOP_BOUND_S = 30.0
@@ -51,10 +48,10 @@ def build_session(cfg: dict[str, Any]) -> SparkSession:
         # Every offset, commit and source log entry is the exactly-once ground truth.
         "spark.sql.streaming.minBatchesToRetain": "1000000",
         "spark.sql.streaming.fileSource.log.deletion": "false",
-        **DELTA_SESSION,
+        **cfg.get("session", {}),
         **{k: str(v) for k, v in cfg.get("spark_conf", {}).items()},
     }
-    builder = SparkSession.builder.appName(cfg.get("app_name", "delta-stream"))
+    builder = SparkSession.builder.appName(cfg.get("app_name", f"{cfg['format']}-stream"))
     builder = builder.master(cfg.get("master", "local[2,4]"))
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -90,9 +87,9 @@ class BatchLines(StreamingQueryListener):
 
 
 def merge_batch(cfg: dict[str, Any]) -> Any:
-    """foreachBatch's function: MERGE the batch's newest event per key, under the
-    session's txnAppId/txnVersion (Delta skips a version it already committed)."""
-    table, key = cfg["table_path"], cfg["record_key"]
+    """foreachBatch's function: MERGE the batch's newest event per key (under the session's
+    txnAppId/txnVersion where the format has them: Delta skips a version it committed)."""
+    table, key = cfg["table_sql"], cfg["record_key"]
 
     def merge(batch: DataFrame, batch_id: int) -> None:
         spark = batch.sparkSession
@@ -100,15 +97,17 @@ def merge_batch(cfg: dict[str, Any]) -> Any:
         rows = batch.withColumn("_newest", row_number().over(newest))
         rows = rows.where("_newest = 1").drop("_newest")
         rows.createOrReplaceTempView("instantbench_batch")
-        spark.conf.set(TXN_APP_ID, cfg["identifier"])
-        spark.conf.set(TXN_VERSION, str(batch_id))
+        if cfg.get("txn_confs"):
+            spark.conf.set(TXN_APP_ID, cfg["identifier"])
+            spark.conf.set(TXN_VERSION, str(batch_id))
         spark.sql(
-            f"MERGE INTO delta.`{table}` t USING instantbench_batch s ON t.{key} = s.{key} "
+            f"MERGE INTO {table} t USING instantbench_batch s ON t.{key} = s.{key} "
             "WHEN MATCHED AND s.event_id > t.event_id THEN UPDATE SET * "
             "WHEN NOT MATCHED THEN INSERT *"
         )
-        spark.conf.unset(TXN_APP_ID)
-        spark.conf.unset(TXN_VERSION)
+        if cfg.get("txn_confs"):
+            spark.conf.unset(TXN_APP_ID)
+            spark.conf.unset(TXN_VERSION)
 
     return merge
 
@@ -121,10 +120,10 @@ def start_query(spark: SparkSession, cfg: dict[str, Any]) -> StreamingQuery:
     )
     writer = source.writeStream.option("checkpointLocation", cfg["checkpoint_dir"])
     writer = writer.trigger(processingTime=f"{float(cfg['trigger_s'])} seconds")
-    writer = writer.queryName(cfg.get("query_name", "delta_sink"))
+    writer = writer.queryName(cfg.get("query_name", f"{cfg['format']}_sink"))
     if cfg["mode"] == "upsert":
         return writer.foreachBatch(merge_batch(cfg)).start()
-    return writer.format("delta").outputMode("append").start(cfg["table_path"])
+    return writer.format(cfg["format"]).outputMode("append").start(cfg["table_path"])
 
 
 def drained(cfg: dict[str, Any]) -> bool:
@@ -141,9 +140,7 @@ def run(cfg: dict[str, Any]) -> int:
     t0 = time.monotonic()
     spark = build_session(cfg)
     spark.streams.addListener(BatchLines())
-    if cfg["mode"] == "upsert":  # MERGE needs the table: an empty version 0 (no txn)
-        empty = spark.createDataFrame([], cfg["schema"])
-        empty.write.format("delta").mode("ignore").save(cfg["table_path"])
+    spark.sql(cfg["create_sql"])  # the table's first commit, before the stream's
     query = start_query(spark, cfg)
     emit("started", startup_s=round(time.monotonic() - t0, 3), pid=os.getpid())
     while not os.path.exists(cfg["stop_file"]):

@@ -1,12 +1,14 @@
-"""One scenario run on Delta Lake's own Spark writer (DESIGN.md "Systems under test").
+"""One scenario run on a table format's own Spark sink (Delta, Iceberg: DESIGN.md
+"Systems under test"), the format given as a SinkSystem.
 
-The runner lands the scenario's events at its rate, Delta's streaming sink writes them
-(harness/systems/delta/stream_driver.py), and the runner watches `_delta_log` on its
-monotonic clock. A driver crash fires between Delta's commit and Spark's, seen from
-outside the JVM (seams.py): the driver's process group is SIGKILLed and a new driver
-resumes from the same Spark checkpoint. Once the run's time is up the driver drains and
-stops, Delta's own reader reads the table back, and the checks judge it from Spark's
-checkpoint and the watched log (judge.py), never from what Delta says of itself.
+The runner lands the scenario's events at its rate, the format's streaming sink writes
+them (stream_driver.py), and the runner watches the format's commit log on its monotonic
+clock (commit_watch.py). A driver crash fires between the format's commit and Spark's,
+seen from outside the JVM (seams.py): the driver's process group is SIGKILLed and a new
+driver resumes from the same Spark checkpoint. Once the run's time is up the driver
+drains and stops, the format's own reader reads the table back, and the checks judge it
+from Spark's checkpoint and the watched log (sink_analyse.py), never from what the
+format says of itself.
 """
 
 from __future__ import annotations
@@ -31,14 +33,14 @@ from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
 from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
 from harness.scenario import Scenario
-from harness.systems.delta.analyse import analyse_delta_run
-from harness.systems.delta.log_watch import LogWatch
-from harness.systems.delta.runtime import DEFAULT_VERSION, ensure_runtime
-from harness.systems.delta.seams import KillAfterCommit
 from harness.systems.spark_stream.anchor import Anchor
+from harness.systems.spark_stream.commit_watch import CommitWatch
 from harness.systems.spark_stream.driver_process import DriverProcess
 from harness.systems.spark_stream.landing import Lander, event_spec
 from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
+from harness.systems.spark_stream.seams import KillAfterCommit
+from harness.systems.spark_stream.sink_analyse import analyse_sink_run
+from harness.systems.spark_stream.sink_system import SinkSystem
 
 DRIVER = Path(__file__).with_name("stream_driver.py")
 START_TIMEOUT_S = 180.0
@@ -48,7 +50,8 @@ CATCH_UP_TRIGGERS = 4  # a restarted stream catches up in bounded batches (maxFi
 
 
 @dataclass
-class DeltaRun:
+class SinkRun:
+    system: SinkSystem
     scenario: Scenario
     paths: RunPaths
     runtime: SparkRuntime
@@ -75,7 +78,8 @@ class DeltaRun:
         line = driver.wait_for(("started", "failed"), START_TIMEOUT_S)
         if line is None or line.get("event") != "started":
             tail = "\n".join(driver.log_path.read_text().splitlines()[-5:])
-            raise RunError(f"Delta's stream driver did not start; see {driver.log_path}: {tail}")
+            what = f"{self.system.label}'s stream driver did not start"
+            raise RunError(f"{what}; see {driver.log_path}: {tail}")
         self.history.record(Kind.DRIVER_START, pid=driver.process.pid, restored_batch=None)
 
     def on_new(self, new: list[Any]) -> None:
@@ -96,7 +100,7 @@ class DeltaRun:
         code = killed.process.returncode
         self.history.record(Kind.DRIVER_EXIT, pid=killed.process.pid, code=code)
         # Applied only once its effect was seen: the group died of SIGKILL and, read after
-        # its death, Spark's commit log still lacks the batch Delta had committed.
+        # its death, Spark's commit log still lacks the batch the table had committed.
         if evidence is not None and code == -9 and evidence.in_window:
             proof = {**evidence.to_dict(), "exit_code": code, "point": "after_commit"}
             record_fault(self.history, self.armed, time.time() - self.t0, **proof)
@@ -106,7 +110,7 @@ class DeltaRun:
     def _check_alive(self) -> None:
         code = self.driver.process.poll()
         if code is not None:
-            what = f"Delta's stream driver exited by itself with {code} mid-run"
+            what = f"{self.system.label}'s stream driver exited by itself with {code} mid-run"
             self.system_failure = f"{what}; see {self.driver.log_path}"
             raise RunError(self.system_failure)
 
@@ -114,9 +118,18 @@ class DeltaRun:
         return bool(self.pending) or self.seam is not None
 
 
-def driver_config(scenario: Scenario, paths: RunPaths, runtime: SparkRuntime) -> dict[str, Any]:
+def driver_config(
+    system: SinkSystem, scenario: Scenario, paths: RunPaths, runtime: SparkRuntime
+) -> dict[str, Any]:
     trigger_s = scenario.engine.checkpoint_interval_s
+    table_sql = system.table_sql(paths.root)
     config = {
+        "format": system.format,
+        "session": dict(system.session(paths.root)),
+        "table_sql": table_sql,
+        "create_sql": f"CREATE TABLE IF NOT EXISTS {table_sql} ({SPARK_SCHEMA}) "
+        f"USING {system.format}",
+        "txn_confs": system.txn_confs,
         "master": f"local[{scenario.engine.writers},4]",  # a killed task gets 4 attempts
         "jars": list(runtime.jars),
         "landing_dir": str(paths.root / "landing"),
@@ -131,11 +144,11 @@ def driver_config(scenario: Scenario, paths: RunPaths, runtime: SparkRuntime) ->
         "stop_file": str(paths.root / "STOP"),
         "spark_conf": dict(scenario.cluster.spark_conf),
     }
-    (paths.control / "delta-driver.json").write_text(json.dumps(config, indent=1))
+    (paths.control / f"{system.kind}-driver.json").write_text(json.dumps(config, indent=1))
     return config
 
 
-def _sample(run: DeltaRun, lander: Lander, watch: LogWatch, elapsed: float) -> None:
+def _sample(run: SinkRun, lander: Lander, watch: CommitWatch, elapsed: float) -> None:
     rows = sum(int(b.get("rows", 0)) for d in run.drivers for b in d.events("batch"))
     faults = [o.label for o in fault_occurrences(run.scenario) if o.active(elapsed)]
     append_series(
@@ -146,7 +159,7 @@ def _sample(run: DeltaRun, lander: Lander, watch: LogWatch, elapsed: float) -> N
             "source_offset": lander.offsets_landed(),
             "committed_offset": rows,  # landed offsets are rows
             "rows_committed_total": rows,
-            "pending_instants": 0,  # a Delta version is written whole, or not at all
+            "pending_instants": 0,  # a format's commit is one file: written whole, or not
             "active_faults": faults,
         },
     )
@@ -154,7 +167,7 @@ def _sample(run: DeltaRun, lander: Lander, watch: LogWatch, elapsed: float) -> N
         run.progress.update(elapsed, 0, 0, faults)
 
 
-def stream(run: DeltaRun, lander: Lander, watch: LogWatch) -> None:
+def stream(run: SinkRun, lander: Lander, watch: CommitWatch) -> None:
     run.start_driver()
     run.t0 = time.time()
     run.anchor = Anchor(run.t0, time.monotonic())
@@ -178,11 +191,11 @@ def stream(run: DeltaRun, lander: Lander, watch: LogWatch) -> None:
             _sample(run, lander, watch, elapsed)
             next_sample += 1.0
         if watch.error is not None:
-            raise RunError(f"the Delta log watch failed: {watch.error}")
+            raise RunError(f"the commit log watch failed: {watch.error}")
         time.sleep(0.05)
 
 
-def _stop_all(run: DeltaRun, lander: Lander, watch: LogWatch, timeout_s: float) -> str | None:
+def _stop_all(run: SinkRun, lander: Lander, watch: CommitWatch, timeout_s: float) -> str | None:
     """Stop the feed, then the driver (it drains first), then the watch."""
     lander.stop()
     code = run.driver.stop(timeout_s) if run.drivers else None
@@ -195,32 +208,38 @@ def _stop_all(run: DeltaRun, lander: Lander, watch: LogWatch, timeout_s: float) 
     run.history.record(Kind.DRIVER_EXIT, pid=run.driver.process.pid, code=code)
     if code == 0:
         return None
-    problem = f"Delta's stream driver did not stop cleanly (exit {code}); see {run.driver.log_path}"
+    what = f"{run.system.label}'s stream driver did not stop cleanly (exit {code})"
+    problem = f"{what}; see {run.driver.log_path}"
     run.system_failure = run.system_failure or problem
     return problem
 
 
-def run_delta(
-    scenario: Scenario, out: Path, variant: str | None = None, quiet: bool = False
+def run_sink(
+    system: SinkSystem,
+    scenario: Scenario,
+    out: Path,
+    variant: str | None = None,
+    quiet: bool = False,
 ) -> RunOutcome:
     try:  # before anything starts
-        runtime = ensure_runtime(scenario.system.version or DEFAULT_VERSION)
+        runtime = system.ensure_runtime(scenario.system.version or system.default_version)
     except RuntimeUnavailable as exc:
         raise RunError(f"{scenario.source_file}: system: {exc}") from None
     paths = new_run_paths(scenario, out, variant)
-    run = DeltaRun(
+    run = SinkRun(
+        system,
         scenario,
         paths,
         runtime,
         HistoryWriter(paths.history, "runner"),
-        driver_config(scenario, paths, runtime),
+        driver_config(system, scenario, paths, runtime),
         variant,
     )
     crashes = [o for o in fault_occurrences(scenario) if o.kind == FaultKind.COORDINATOR_CRASH]
     run.pending = sorted(crashes, key=lambda o: o.at_s)
     law = rate_law(scenario.source.rate.model_dump(mode="json"), scenario.run_s)
     lander = Lander(event_spec(scenario), law, run.config["landing_dir"])
-    watch = LogWatch(paths.table, run.config["checkpoint_dir"], on_new=run.on_new)
+    watch = CommitWatch(system.log, paths.table, run.config["checkpoint_dir"], on_new=run.on_new)
     error: str | None = None
     interrupted: Interrupted | None = None
     with RunProgress(paths.root.name, scenario.run_s, quiet) as run.progress:
@@ -239,7 +258,7 @@ def run_delta(
             error = f"interrupted by {interrupted.name}; partial results"
         error = error or problem
         run.history.record(Kind.RUN_END, status="error" if error else "ok", error=error)
-        result = analyse_delta_run(run, error, watch)
+        result = analyse_sink_run(run, error, watch)
     paths.result.write_text(json.dumps(result, indent=2, default=str))
     if interrupted is not None:
         interrupted.run_dir = paths.root

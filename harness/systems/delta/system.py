@@ -1,0 +1,26 @@
+"""Delta Lake as a Spark sink under test: what the shared runner needs of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.systems.delta.log import DELTA_LOG
+from harness.systems.delta.runtime import DEFAULT_VERSION, ensure_runtime
+from harness.systems.spark_stream.sink_system import SinkSystem
+
+SESSION = {  # what Delta's quick start asks of a session that runs Delta's SQL (MERGE)
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+DELTA_SINK = SinkSystem(
+    kind="delta",
+    label="Delta Lake",
+    default_version=DEFAULT_VERSION,
+    ensure_runtime=ensure_runtime,
+    log=DELTA_LOG,
+    format="delta",
+    session=lambda root: SESSION,
+    table_sql=lambda root: f"delta.`{Path(root) / 'table'}`",  # a path-based table
+    txn_confs=True,
+)
