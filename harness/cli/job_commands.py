@@ -118,6 +118,39 @@ def nightly(
 
 @app.command(
     epilog=examples(
+        "instantbench matrix scenarios/suites/formats.yaml --store runs/nightly",
+    )
+)
+@stops_cleanly
+def matrix(
+    suite: Annotated[Path, typer.Argument(help="suite YAML with a system axis")],
+    store: Annotated[Path, typer.Option(help="results store (Parquet, query with SQL)")] = Path(
+        "runs/nightly"
+    ),
+    quiet: QuietOpt = False,
+) -> None:
+    """Run a suite across systems as a night and render its fault x system table."""
+    from harness.jobs.nightly import run_nightly
+    from harness.jobs.suite import SuiteError
+    from reports import render_run
+    from reports.matrix_report import render_matrix
+    from reports.nightly_report import render_nightly
+
+    try:
+        result = run_nightly(suite, store, quiet, on_run=lambda o: render_run(o.paths.root))
+    except SuiteError as exc:
+        fail(exc)
+    render_nightly(result.out_dir)
+    for run in result.runs:  # a cell whose verdict is not the one its entry expects
+        if run.missed:
+            out.print(f"[red]missed[/red] {escape(f'{run.run_id}: {run.missed}')}")
+    for page in render_matrix(result.out_dir):
+        out.print(f"[bold]{escape(str(page))}[/bold]")
+    raise typer.Exit(result.exit_code)
+
+
+@app.command(
+    epilog=examples(
         "instantbench capacity scenarios/smoke.yaml --rates 5000,10000,20000",
         "instantbench capacity scenarios/smoke.yaml --writers 1,2 --intervals 1,2 --users ''",
     )
