@@ -45,7 +45,7 @@ def test_a_format_s_driver_killed_between_its_commit_and_spark_s_stays_exactly_o
     result = json.loads((root / "result.json").read_text())
     assert result["verdict"] == "valid", json.dumps(result, indent=1)[:4000]
     assert {n: c["verdict"] for n, c in result["checks"].items()} == dict.fromkeys(
-        ("exactly_once", "unique_keys", "timeline"), "valid"
+        ("exactly_once", "unique_keys", "timeline", "isolation"), "valid"
     )
 
     # The kill happened at the seam: the table's commit holds the batch, Spark's commit
@@ -64,8 +64,10 @@ def test_a_format_s_driver_killed_between_its_commit_and_spark_s_stays_exactly_o
     committed = exactly_once["checkpoint"]["committed_batches"]
     assert committed > evidence["table_batch"] and set(batches) == set(range(committed))
     assert exactly_once["expected_rows_certain"] == exactly_once["observed_rows"] > 0
-    # The first version is the table's creation; every later one is a batch's.
+    # The first version is the table's creation; every later one is a batch's, and the
+    # table as of each of them was read through the format's time travel.
     assert result["checks"]["timeline"]["versions_seen"] == len(batches) + 1
+    assert result["checks"]["isolation"]["commits"] == len(batches)
 
     system = result["environment"]["system"]
     assert (system["kind"], system["spark_runtime"]["pyspark"]) == (kind, runtime.pyspark_version)

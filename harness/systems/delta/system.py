@@ -23,4 +23,5 @@ DELTA_SINK = SinkSystem(
     session=lambda root: SESSION,
     table_sql=lambda root: f"delta.`{Path(root) / 'table'}`",  # a path-based table
     txn_confs=True,
+    as_of=lambda commit: {"versionAsOf": str(commit.version)},
 )

@@ -38,4 +38,5 @@ ICEBERG_SINK = SinkSystem(
     session=session,
     table_sql=lambda root: f"{CATALOG}.`{Path(root).name}`.`table`",
     txn_confs=False,
+    as_of=lambda commit: {"snapshot-id": str(commit.snapshot)},
 )

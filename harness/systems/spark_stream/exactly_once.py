@@ -72,6 +72,23 @@ def check_exactly_once(
     if isinstance(batches, str) or snapshot is None:
         reason = batches if isinstance(batches, str) else f"{reader} returned no snapshot"
         return CheckResult("exactly_once", "unknown", {"reason": reason})
+    result = judge_rows(batches, snapshot, spec)
+    committed = sum(1 for b in batches if b["certain"])
+    evidence = {
+        **result.evidence,
+        "ground_truth": GROUND_TRUTH,
+        "checkpoint": {
+            "committed_batches": len(truth.committed_batches),
+            "uncommitted_batches": len(truth.pending_batches),
+            "batches_with_rows": committed,
+        },
+        "reader": f"{reader} (snapshot)",
+    }
+    return CheckResult(result.name, result.verdict, evidence)
+
+
+def judge_rows(batches: list[dict[str, Any]], snapshot: pa.Table, spec: EventSpec) -> CheckResult:
+    """The rows one read returned against the batches it must hold (and nothing else)."""
     if spec.mode == "upsert":
         result = exactly_once_upserts(
             batches,
@@ -88,15 +105,4 @@ def check_exactly_once(
         result = exactly_once(doubled, legs.column("id"))
     else:
         result = exactly_once(batches, snapshot.column("event_id"))
-    committed = sum(1 for b in batches if b["certain"])
-    evidence = {
-        **result.evidence,
-        "ground_truth": GROUND_TRUTH,
-        "checkpoint": {
-            "committed_batches": len(truth.committed_batches),
-            "uncommitted_batches": len(truth.pending_batches),
-            "batches_with_rows": committed,
-        },
-        "reader": f"{reader} (snapshot)",
-    }
-    return CheckResult(result.name, result.verdict, evidence)
+    return result

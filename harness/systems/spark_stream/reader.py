@@ -1,24 +1,37 @@
-"""A table format's own Spark reader (Delta, Iceberg): the table's snapshot as Parquet
-for the judge. Run as a process of its own, with the project's python and pyspark 4.1:
+"""A table format's own Spark reader (Delta, Iceberg): the table's snapshot, and the table
+as of each commit asked for, as Parquet for the judge. Run as a process of its own, with
+the project's python and pyspark 4.1:
 
-    python reader.py CONFIG.json   # {"jars", "format", "session", "table_path", "out_dir"}
+    python reader.py CONFIG.json
+    # {"jars", "format", "session", "table_path", "out_dir", "as_of": {label: {option: value}}}
 
-`spark.read.format(<format>).load(<table path>)`, written by Spark to out_dir/snapshot/.
+`spark.read.format(<format>)` (with the format's time-travel option for an as-of read),
+written by Spark to out_dir/snapshot/ and out_dir/as_of/<label>/. A read that fails is
+named in out_dir/failed.json with its Java exception, and the others still run.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
-from harness.systems.hudi.script_io import script_main
+from harness.systems.hudi.script_io import java_error, script_main
 from harness.systems.spark_stream.stream_driver import build_session
 
 
 def run(cfg: dict[str, Any]) -> int:
     spark = build_session({**cfg, "app_name": f"{cfg['format']}-reader", "master": "local[2]"})
-    rows = spark.read.format(cfg["format"]).load(cfg["table_path"])
-    rows.write.mode("overwrite").parquet(f"{cfg['out_dir']}/snapshot")
+    reads = {"snapshot": {}, **{f"as_of/{k}": v for k, v in cfg.get("as_of", {}).items()}}
+    failed: dict[str, str] = {}
+    for label, options in reads.items():
+        try:
+            rows = spark.read.format(cfg["format"]).options(**options).load(cfg["table_path"])
+            rows.write.mode("overwrite").parquet(f"{cfg['out_dir']}/{label}")
+        except Exception as exc:  # one failed read must not hide the others
+            failed[label] = java_error(exc)
+    with open(f"{cfg['out_dir']}/failed.json", "w", encoding="utf-8") as handle:
+        json.dump(failed, handle)
     spark.stop()
     return 0
 

@@ -5,19 +5,17 @@ judge it, build result.json.
   the format's own reader what is.
 - unique_keys: that reader's snapshot.
 - timeline: the format's commit log as the runner saw it appear (commit_rules.py).
+- isolation (isolation.py): the table as of each of the stream's commits, through the
+  format's own time travel, holds exactly the batches committed by then.
 Partial or contradictory evidence makes a check `unknown`, never `valid`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from harness.checks import CheckResult
 from harness.checks.result import capped
@@ -29,35 +27,16 @@ from harness.systems.spark_stream.anchor import Anchor
 from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, batch_rows, read_truth
 from harness.systems.spark_stream.commit_rules import judge
 from harness.systems.spark_stream.commit_watch import CommitWatch, SeenCommit
-from harness.systems.spark_stream.driver_process import run_group
 from harness.systems.spark_stream.exactly_once import check_exactly_once
+from harness.systems.spark_stream.isolation import check_isolation, stream_commits
 from harness.systems.spark_stream.landing import event_spec
+from harness.systems.spark_stream.read_back import read_back, reader_name
 
 if TYPE_CHECKING:
     from harness.systems.spark_stream.sink_run import SinkRun
 
-READER = Path(__file__).with_name("reader.py")
-READ_TIMEOUT_S = 600.0
 # The engine's own parts that a format's Spark sink does not have (a comparison shows "-").
 NOT_MEASURED = ("ingest_rows_per_s", "writer_blocked_ms_per_s", "instant_request_ms")
-
-
-def read_snapshot(run: SinkRun) -> tuple[pa.Table | None, str | None]:
-    """The format's reader's snapshot of the final table, or why there is none."""
-    out = run.paths.root / "reads"
-    config = {
-        "jars": list(run.runtime.jars),
-        "format": run.system.format,
-        "session": run.config["session"],
-        "table_path": str(run.paths.table),
-    }
-    config_path = run.paths.control / f"{run.system.kind}-reader.json"
-    config_path.write_text(json.dumps({**config, "out_dir": str(out)}))
-    log = run.paths.logs / f"{run.system.kind}-reader.log"
-    code = run_group([run.runtime.python, str(READER), str(config_path)], log, READ_TIMEOUT_S)
-    if code != 0 or not (out / "snapshot").is_dir():
-        return None, f"{reader_name(run)} failed (exit {code}); see {log}"
-    return pq.read_table(out / "snapshot"), None
 
 
 def commit_events(
@@ -90,10 +69,6 @@ def commit_events(
     return out
 
 
-def reader_name(run: SinkRun) -> str:
-    return f"{run.system.label}'s Spark reader"
-
-
 def check_timeline(entries: Sequence[SeenCommit], watch: CommitWatch, table: Path) -> CheckResult:
     evidence: dict[str, Any] = {
         "order": f"{watch.log.folder} versions in the order the runner saw them appear",
@@ -113,18 +88,20 @@ def check_timeline(entries: Sequence[SeenCommit], watch: CommitWatch, table: Pat
 
 
 def _checks(run: SinkRun, truth: CheckpointTruth, watch: CommitWatch) -> list[CheckResult]:
-    snapshot, failure = read_snapshot(run)
     entries = watch.entries()
+    reads = read_back(run, stream_commits(entries))
+    snapshot, spec, reader = reads.snapshot, event_spec(run.scenario), reader_name(run)
     judges: dict[str, Callable[[], CheckResult]] = {
-        "exactly_once": lambda: check_exactly_once(
-            truth, snapshot, event_spec(run.scenario), reader_name(run)
-        ),
+        "exactly_once": lambda: check_exactly_once(truth, snapshot, spec, reader),
         "unique_keys": lambda: (
-            CheckResult("unique_keys", "unknown", {"reason": failure})
+            CheckResult("unique_keys", "unknown", {"reason": reads.failure})
             if snapshot is None
             else unique_keys(snapshot.column("id"))
         ),
         "timeline": lambda: check_timeline(entries, watch, run.paths.table),
+        "isolation": lambda: check_isolation(
+            truth, entries, reads.as_of, reads.errors, spec, reader
+        ),
     }
     return [judges[name]() for name in run.scenario.checks]  # validate admits only these
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.systems.spark_stream.commit_watch import CommitLog
+from harness.systems.spark_stream.commit_watch import CommitLog, SeenCommit
 from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 
@@ -23,3 +23,4 @@ class SinkSystem:
     session: Callable[[Path], Mapping[str, str]]  # the run's root -> its session settings
     table_sql: Callable[[Path], str]  # the run's root -> the table's name in SQL
     txn_confs: bool  # whether foreachBatch writes take Delta's txnAppId/txnVersion
+    as_of: Callable[[SeenCommit], dict[str, str]]  # the reader's options for a time travel

@@ -1,0 +1,73 @@
+"""Isolation through a format's time travel (harness/systems/spark_stream/isolation.py):
+each read as of a commit must hold exactly the batches committed by then, on landed files
+and a Spark checkpoint written here."""
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+
+from harness.pipeline.events import EventSpec
+from harness.systems.spark_stream.checkpoint_truth import read_truth
+from harness.systems.spark_stream.commit_watch import SeenCommit
+from harness.systems.spark_stream.isolation import check_isolation, stream_commits
+from harness.systems.spark_stream.landing import file_name, write_atomically
+
+SPEC = EventSpec(
+    mode="append", seed=1, partitions=1, keys=100, accounts=0, payload_bytes=1, file_groups=1
+)
+
+
+def _checkpoint(root: Path, batches: list[tuple[int, int]]) -> Path:
+    """Batch n read landed offsets batches[n] = [start, end); every batch committed."""
+    landing, checkpoint = root / "landing", root / "checkpoint"
+    for folder in ("offsets", "commits", "sources/0"):
+        (checkpoint / folder).mkdir(parents=True, exist_ok=True)
+    landing.mkdir()
+    for n, (start, end) in enumerate(batches):
+        name = file_name(n + 1, 0, start, end)
+        ids = pa.array(range(start, end), pa.int64())
+        write_atomically(pa.table({"id": ids, "event_id": ids}), landing, name)
+        entry = {"path": f"file://{landing / name}", "timestamp": 0, "batchId": n}
+        (checkpoint / "sources/0" / str(n)).write_text("v1\n" + json.dumps(entry) + "\n")
+        (checkpoint / "offsets" / str(n)).write_text(
+            "v1\n{}\n" + json.dumps({"logOffset": n}) + "\n"
+        )
+        (checkpoint / "commits" / str(n)).write_text("v1\n{}\n")
+    return checkpoint
+
+
+def _rows(*ranges: tuple[int, int]) -> pa.Table:
+    ids = [i for start, end in ranges for i in range(start, end)]
+    return pa.table({"id": pa.array(ids, pa.int64()), "event_id": pa.array(ids, pa.int64())})
+
+
+def _commit(version: int, batch: int | None, snapshot: int | None = None) -> SeenCommit:
+    return SeenCommit(0.0, version, version, batch, snapshot=snapshot)
+
+
+def test_each_read_as_of_a_commit_holds_exactly_the_batches_committed_by_then(
+    tmp_path: Path,
+) -> None:
+    truth = read_truth(_checkpoint(tmp_path, [(0, 10), (10, 25)]))
+    entries = [_commit(0, None), _commit(1, 0), _commit(2, 1)]
+    good = {1: _rows((0, 10)), 2: _rows((0, 25))}
+    result = check_isolation(truth, entries, good, {}, SPEC, "a reader")
+    assert (result.verdict, result.evidence["commits"]) == ("valid", 2)
+
+    # A read as of version 1 that shows part of batch 1 (a later commit) is a violation.
+    early = {1: _rows((0, 10), (10, 12)), 2: _rows((0, 25))}
+    result = check_isolation(truth, entries, early, {}, SPEC, "a reader")
+    assert result.verdict == "invalid"
+    (item,) = result.evidence["violations"]["items"]
+    assert (item["version"], item["batch"], item["phantom"]) == (1, 0, 2)
+
+    # A read that failed, or a commit not read, leaves the verdict unknown.
+    failed = check_isolation(truth, entries, {2: good[2]}, {1: "boom"}, SPEC, "a reader")
+    assert failed.verdict == "unknown" and failed.evidence["reason"]["failed_reads"] == {1: "boom"}
+    assert check_isolation(truth, entries, {2: good[2]}, {}, SPEC, "r").verdict == "unknown"
+
+
+def test_a_snapshot_kept_current_by_later_metadata_versions_is_read_once() -> None:
+    entries = [_commit(1, None), _commit(2, 0, 10), _commit(3, 0, 10), _commit(4, 1, 11)]
+    assert [c.version for c in stream_commits(entries)] == [2, 4]
