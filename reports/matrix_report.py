@@ -36,10 +36,12 @@ class Cell:
     failed_checks: tuple[str, ...]
 
 
-def fault_label(faults: list[Mapping[str, Any]]) -> str:
-    """A row's name: the faults' kinds and points, in the scenario's order."""
+def fault_label(scenario: Mapping[str, Any]) -> str:
+    """A row's name: the source's mode, then the faults' kinds and points in order."""
+    faults = scenario.get("faults", [])
     parts = [f"{f['kind']}@{f['point']}" if f.get("point") else str(f["kind"]) for f in faults]
-    return " + ".join(parts) or "no fault"
+    mode = scenario.get("source", {}).get("mode", "append")
+    return f"{mode}: {' + '.join(parts) or 'no fault'}"
 
 
 def _metric(metrics: Mapping[str, Any], dotted: str) -> float | None:
@@ -72,7 +74,7 @@ def matrix_cells(night_dir: Path) -> dict[tuple[str, str], list[Cell]]:
         result = json.loads((run_dir / "result.json").read_text())
         scenario = yaml.safe_load((run_dir / "scenario.yaml").read_text())  # as resolved
         system = scenario.get("system", {}).get("kind", "instantbench")
-        key = (fault_label(scenario.get("faults", [])), system)
+        key = (fault_label(scenario), system)
         link = os.path.relpath(run_dir / "report.html", night_dir)
         cells.setdefault(key, []).append(_cell(result, link))
     return cells
@@ -82,7 +84,9 @@ def render_matrix(night_dir: Path) -> tuple[Path, Path]:
     """Write matrix.html and matrix.md next to nightly.json; return both paths."""
     night_dir = Path(night_dir)
     cells = matrix_cells(night_dir)
-    faults = sorted({fault for fault, _ in cells}, key=lambda f: (f != "no fault", f))
+    faults = sorted(
+        {fault for fault, _ in cells}, key=lambda f: (f.split(": ")[0], "no fault" not in f, f)
+    )
     systems = [s for s in SYSTEMS if any(k == s for _, k in cells)]
     context = {"night": night_dir.name, "faults": faults, "systems": systems, "cells": cells}
     html, md = night_dir / "matrix.html", night_dir / "matrix.md"

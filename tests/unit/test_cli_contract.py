@@ -192,7 +192,8 @@ def test_report_needs_a_run_result(tmp_path):
         one_line_error(runner.invoke(app, ["report", str(tmp_path)]), expected)
 
 
-def test_nightly_rejects_bad_suites_with_one_line(tmp_path):
+@pytest.mark.parametrize("command", ["nightly", "matrix"])
+def test_nightly_and_matrix_reject_bad_suites_with_one_line(tmp_path, command):
     smoke = SCENARIOS / "smoke.yaml"
     suites = {
         "bad-set": f"name: s\nscenarios:\n  - scenario: {smoke}\n    set: [duration_s=1e12]\n",
@@ -211,7 +212,7 @@ def test_nightly_rejects_bad_suites_with_one_line(tmp_path):
     for name, text in suites.items():
         suite = tmp_path / f"{name}.yaml"
         suite.write_text(text)
-        result = runner.invoke(app, ["nightly", str(suite), "--store", str(tmp_path / "store")])
+        result = runner.invoke(app, [command, str(suite), "--store", str(tmp_path / "store")])
         one_line_error(result, str(suite), expected[name])
 
 

@@ -13,7 +13,12 @@ CRASH = [{"kind": "coordinator_crash", "at_s": 8, "point": "after_commit"}]
 def _run(night: Path, name: str, system: str, faults: list, verdict: str) -> dict:
     run_dir = night / "runs" / name
     run_dir.mkdir(parents=True)
-    scenario = {"name": name, "system": {"kind": system, "version": None}, "faults": faults}
+    scenario = {
+        "name": name,
+        "system": {"kind": system, "version": None},
+        "source": {"mode": "append"},
+        "faults": faults,
+    }
     (run_dir / "scenario.yaml").write_text(yaml.safe_dump(scenario))
     checks = {"exactly_once": {"verdict": verdict}, "timeline": {"verdict": "valid"}}
     metrics = {"throughput_rows_per_s": {"mean": 1999.5, "cv": 0.12}, "freshness_s": {"p99": 4.2}}
@@ -38,11 +43,11 @@ def test_each_run_lands_in_its_fault_row_and_system_column_with_its_figures(tmp_
     (night / "nightly.json").write_text(json.dumps({"runs": runs}))
     cells = matrix_cells(night)
     assert set(cells) == {
-        ("coordinator_crash@after_commit", "delta"),
-        ("coordinator_crash@after_commit", "iceberg"),
-        ("no fault", "delta"),
+        ("append: coordinator_crash@after_commit", "delta"),
+        ("append: coordinator_crash@after_commit", "iceberg"),
+        ("append: no fault", "delta"),
     }
-    (broken,) = cells[("coordinator_crash@after_commit", "iceberg")]
+    (broken,) = cells[("append: coordinator_crash@after_commit", "iceberg")]
     assert broken.verdict == "invalid" and broken.failed_checks == ("exactly_once",)
     assert broken.link == "runs/iceberg-crash/report.html"
     assert (
@@ -52,8 +57,8 @@ def test_each_run_lands_in_its_fault_row_and_system_column_with_its_figures(tmp_
     html, md = render_matrix(night)
     table = md.read_text()
     assert "| fault | delta | iceberg |" in table  # only the systems the night ran
-    (row,) = [line for line in table.splitlines() if line.startswith("| coordinator_crash")]
+    (row,) = [line for line in table.splitlines() if line.startswith("| append: coordinator_crash")]
     assert "[invalid](runs/iceberg-crash/report.html) (exactly_once)" in row
     assert "[valid](runs/delta-crash/report.html)" in row
-    assert table.index("| no fault") < table.index("| coordinator_crash")
+    assert table.index("| append: no fault") < table.index("| append: coordinator_crash")
     assert 'href="runs/iceberg-crash/report.html"' in html.read_text()
