@@ -15,7 +15,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
-from itertools import takewhile
 from typing import Any
 
 import pyarrow as pa
@@ -23,7 +22,6 @@ import pyarrow as pa
 from engine.clock import Clock, SystemClock
 from engine.config import Safety, TableConfig
 from engine.errors import (
-    CorruptFileError,
     EngineError,
     FencedError,
     InstantRolledBackError,
@@ -37,11 +35,12 @@ from engine.layout.file_slices import FileSystemView
 from engine.locks.base import LockProvider, default_owner
 from engine.locks.registry import LockSpec, build_lock
 from engine.storage import Storage
-from engine.table import compaction, rollback
+from engine.table import archival, compaction, rollback
 from engine.table.appender import BaseAppender
 from engine.table.catalog import Catalog
+from engine.table.commit_files import effective_stats, file_problem, schema_text
 from engine.table.conflicts import check_occ, check_unique_keys
-from engine.table.data_files import data_schema, file_rows, key_type
+from engine.table.data_files import file_rows, key_type
 from engine.table.fencing import Fence
 from engine.table.file_cache import FileCache
 from engine.table.heartbeat import HEARTBEAT_DIR, Heartbeats
@@ -51,7 +50,6 @@ from engine.table.operations import Operation, Seam, runs
 from engine.table.properties import (
     avro_schema_of,
     decode_schema,
-    encode_schema,
     read_properties,
     table_name,
     write_properties,
@@ -61,9 +59,9 @@ from engine.table.stats import WriteStat
 from engine.table.transaction import Transaction
 from engine.table.writer import FileWriter
 from engine.timeline.active import TIMELINE_DIR, ActiveTimeline
-from engine.timeline.archive import HISTORY_DIR, ArchivedEntry
+from engine.timeline.archive import HISTORY_DIR
 from engine.timeline.commit_metadata import CommitMetadata, reserved_keys
-from engine.timeline.instant import COMMIT_ACTIONS, DATA_ACTIONS, INFLIGHT, REQUESTED, Instant
+from engine.timeline.instant import DATA_ACTIONS, INFLIGHT, Instant
 from engine.timeline.sequence import REQUESTED_SEQ, StoredLastGenerated
 from engine.truetime import InstantTimeGenerator, InstantTiming
 
@@ -389,15 +387,15 @@ class Table:
         clash = sorted(RESERVED_KEYS & set(metadata))
         if clash:
             raise EngineError(f"commit metadata keys {clash} are reserved by the engine")
-        effective, superseded = _effective(written, t)
+        effective, superseded = effective_stats(written, t)
         # Hudi's reconcile against markers, before the lock: the instant's files that this
         # commit does not list (failed attempts, superseded flushes, temp files) go first.
         self.markers.delete_unlisted(t, [s.file_name for s in effective])
         # Before the lock: the instant's own files (nobody else writes them; a rollback that
         # deletes them rolls the instant back first, which _committable sees under the lock,
         # so its error still comes first) and the schema.
-        bad_files = self._file_problem(effective)
-        schema_text = self._schema_text(effective) if bad_files is None else None
+        bad_files = file_problem(self.storage, effective)
+        encoded = schema_text(self.storage, self.schema, effective) if bad_files is None else None
         pending, next_failed = None, False
         with self.locked() as held:
             self.timeline.reload()
@@ -406,11 +404,7 @@ class Table:
                 raise bad_files
             requested = self._requested_meta(current)
             baseline = requested.occ_baseline
-            if self.safety.occ:
-                check_occ(self.catalog, t, baseline, effective)
-            if self.safety.pk_check:
-                check_unique_keys(self.catalog, self.config.key_field, t, baseline, effective)
-            self.fence.seam(Seam.AFTER_CHECKS)  # OCC and keys passed, no completion time yet
+            self._check_conflicts(t, baseline, effective)
             if guard is not None:
                 guard()
             if start_next is None:
@@ -426,8 +420,8 @@ class Table:
                 completion_seq=generated.seq,
                 occ_baseline=baseline,
                 superseded=superseded,
-                arrow_schema=schema_text,
-                avro_schema=avro_schema_of(schema_text, table_name(self.storage)),
+                arrow_schema=encoded,
+                avro_schema=avro_schema_of(encoded, table_name(self.storage)),
                 fence=self.fence.token,  # the epoch / lock token this commit was made under
                 extra=metadata,
             )
@@ -441,19 +435,32 @@ class Table:
                     next_failed = True
         if next_failed:
             self._last_hold = None  # the next hold reads storage again
+        self._after_commit(done, effective)
+        if pending is None:
+            return completion, None
+        return completion, self._started_instant(pending, upcoming.timing, held.wait_ms)
+
+    def _check_conflicts(self, t: str, baseline: str | None, stats: list[WriteStat]) -> None:
+        """OCC and the primary-key check against the commits since `baseline`, each unless
+        switched off; then the seam where both passed and no completion time exists yet."""
+        if self.safety.occ:
+            check_occ(self.catalog, t, baseline, stats)
+        if self.safety.pk_check:
+            check_unique_keys(self.catalog, self.config.key_field, t, baseline, stats)
+        self.fence.seam(Seam.AFTER_CHECKS)
+
+    def _after_commit(self, done: Instant, stats: list[WriteStat]) -> None:
+        """After the lock: the completed file is the commit point, and leftover pending
+        files are harmless (the completed state wins on load); so is a stale heartbeat."""
+        t = done.requested_time
         self._started.pop(t, None)
-        # After the lock: the completed file is the commit point, and leftover pending files
-        # are harmless (the completed state wins on load); so is a stale heartbeat.
         with contextlib.suppress(OSError):
             self.timeline.remove_pending(done)
         # A straggler's files, then the markers go (fenced: a zombie's stay, unread).
         with contextlib.suppress(OSError, FencedError):
-            self.markers.finish(t, [s.file_name for s in effective])
+            self.markers.finish(t, [s.file_name for s in stats])
         with contextlib.suppress(OSError):
             self.heartbeats.stop(t)
-        if pending is None:
-            return completion, None
-        return completion, self._started_instant(pending, upcoming.timing, held.wait_ms)
 
     def _committable(self, t: str) -> Instant:
         if self.timeline.is_rolled_back(t):
@@ -477,28 +484,6 @@ class Table:
         if current.requested_time in self._started:
             return CommitMetadata.from_dict(self._started[current.requested_time])
         return self.timeline.read_metadata(current)
-
-    def _file_problem(self, stats: list[WriteStat]) -> CorruptFileError | None:
-        """Why a completed instant could not reference these files (missing or torn)."""
-        sizes = self.storage.sizes(s.file_name for s in stats)
-        for s in stats:
-            actual = sizes[s.file_name]
-            if actual is None:
-                return CorruptFileError(self.storage.full_path(s.file_name), "missing at commit")
-            if actual != s.file_size:
-                return CorruptFileError(
-                    self.storage.full_path(s.file_name),
-                    f"{actual} bytes at commit, {s.file_size} written (torn write?)",
-                )
-        return None
-
-    def _schema_text(self, stats: list[WriteStat]) -> str | None:
-        schema = self.schema
-        for s in stats if schema is None else []:  # the first file with data columns
-            schema = data_schema(self.storage, s.file_name)
-            if schema is not None:
-                break
-        return encode_schema(schema) if schema is not None else None
 
     # -- rollback ------------------------------------------------------------------------
 
@@ -530,56 +515,8 @@ class Table:
     @runs(Operation.ARCHIVE)
     def archive(self, keep: int = 30) -> int:
         """Move the oldest instants to the archived timeline, keeping the latest `keep`
-        commits (data writes and compactions, by completion) on the active one.
-
-        What moves is a prefix in REQUESTED order, as Hudi's archiver moves one along its
-        timeline: every instant requested before the earliest kept commit was requested
-        (cleans and rollbacks too), stopping at the first that completed after the earliest
-        pending instant was requested (so OCC never needs archived instants). A reader of
-        the active timeline alone (hudi-rs, Java Hudi's file system view) takes the files of
-        instants requested before its first instant as committed and drops the others not
-        on it: an instant requested early and completed late (a stream instant recommitted
-        after a restart) therefore keeps every later-requested one active, and cleans never
-        count toward `keep` (a clean after each commit once pushed every commit off, and
-        hudi-rs read an empty table). Returns how many moved."""
-        with self.locked():
-            self.timeline.reload()
-            completed = self.timeline.completed()
-            pending = self.timeline.pending()
-            limit = pending[0].requested_time if pending else None
-            commits = [i for i in completed if i.action in COMMIT_ACTIONS]
-            kept = commits[max(0, len(commits) - keep) :] if keep > 0 else []
-            if keep > 0 and not kept:
-                return 0
-            start = min((i.requested_time for i in kept), default=None)
-            movable = list(
-                takewhile(
-                    lambda i: (
-                        (start is None or i.requested_time < start)
-                        and (limit is None or i.completed_at < limit)
-                    ),
-                    sorted(completed, key=lambda i: i.requested_time),
-                )
-            )
-            entries = []
-            for i in movable:
-                self.catalog.files_of(i)  # keep the parsed file list cached
-                raw = self.storage.read_bytes(f"{TIMELINE_DIR}/{i.file_name}")
-                self.timeline.read_metadata(i)  # raises CorruptInstantError if broken
-                entries.append(ArchivedEntry(i, raw, self._plan_bytes(i)))
-            self.timeline.archive.append(entries)
-            for i in movable:
-                self.timeline.remove_completed(i)
-        return len(movable)
-
-    def _plan_bytes(self, instant: Instant) -> bytes | None:
-        """What an archived instant keeps as its plan, as Hudi's archiver does: its
-        requested file's bytes (a clean's or a compaction's plan), None when empty."""
-        try:
-            plan = self.storage.read_bytes(f"{TIMELINE_DIR}/{instant.pending_file(REQUESTED)}")
-        except FileNotFoundError:
-            return None
-        return plan or None
+        commits on the active one (engine/table/archival.py); returns how many moved."""
+        return archival.archive(self, keep)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -705,45 +642,3 @@ class _TimedLock:
         if exc_type is None:  # a failed hold may have left storage and caches apart
             table._last_hold = table.lock.hold
         table.lock.release()
-
-
-def _effective(stats: list[WriteStat], t: str) -> tuple[list[WriteStat], list[str]]:
-    """Drop files a later flush of the same instant superseded; one base per group."""
-    foreign = [s.file_name for s in stats if s.instant != t]
-    if foreign:
-        raise EngineError(f"stats of other instants passed to commit of {t}: {foreign}")
-    names = {s.file_name for s in stats}
-    superseded = {s.prev_file for s in stats if s.prev_file in names}
-    effective = [s for s in stats if s.file_name not in superseded]
-    bases: dict[str, str] = {}
-    for s in effective:
-        if s.kind == "base":
-            if s.file_id in bases and bases[s.file_id] != s.file_name:
-                raise EngineError(
-                    f"instant {t} has two base files for file group {s.file_id}: "
-                    f"{bases[s.file_id]} and {s.file_name}: in a COW table each file group may be"
-                    " written by one task per instant (route rows by bucket_of_keys), and a"
-                    " task's later flush must pass its earlier stats as prior"
-                )
-            bases[s.file_id] = s.file_name
-    unique = list({s.file_name: s for s in effective}.values())
-    _one_writer_per_group(unique, t)
-    return unique, sorted(superseded)
-
-
-def _one_writer_per_group(stats: list[WriteStat], t: str) -> None:
-    """A writer numbers its logs of a group from 1 up (later flushes pass `prior`), so two
-    logs of one version in one group are two writers of that group in one instant, which
-    routing by file group forbids (Hudi's bucket assigner)."""
-    seen: dict[tuple[str, int], str] = {}
-    for s in stats:
-        f = parse_data_file(s.file_name) if s.kind == "log" else None
-        if f is None:
-            continue
-        other = seen.setdefault((s.file_id, f.version), s.file_name)
-        if other != s.file_name:
-            raise EngineError(
-                f"instant {t} has two writers of file group {s.file_id}: {other} and"
-                f" {s.file_name}: in one instant one task writes a file group (route rows by"
-                " engine.layout.index.route_keys / owner_tasks)"
-            )
