@@ -26,7 +26,7 @@ ICEBERG = Capabilities(
         "drop_ack": _INLINE_COMMIT.format(what="drop"),
         "delay_ack": _INLINE_COMMIT.format(what="delay"),
         "stale_ack": _INLINE_COMMIT.format(what="replay"),
-        "mor": "Iceberg's merge-on-read deletes are not built for it yet; allowed: cow",
+        "mor": "Iceberg's merge-on-read (delete files) is not built for it yet",
         "upsert": (
             "Iceberg has no idempotent write for foreachBatch (no txnAppId: "
             "apache/iceberg#8809), so an upsert stream's commits name no batch the seam and "

@@ -177,3 +177,35 @@ def test_mid_retry_is_a_hudi_crash_point_the_engine_refuses() -> None:
     assert validate_scenario(_hudi(faults=[crash])).faults[0].point == "mid_retry"
     text = _problem({"name": "e", "faults": [crash]})
     assert "faults.0.point" in text and "retries a failed batch" in text
+
+
+@pytest.mark.parametrize("kind", ["delta", "iceberg"])
+def test_a_table_format_takes_cow_appends_and_a_kill_between_commits_and_says_why_not_more(
+    kind: str,
+) -> None:
+    """Delta and Iceberg through their own Spark sinks: the default checks, a COW table,
+    the after_commit kill; merge-on-read, ACK faults, batch writers and bank refused, each
+    with the reason; Iceberg's upserts refused (no idempotent foreachBatch write)."""
+    base = {"name": "f", "system": {"kind": kind}, "table": {"type": "cow"}}
+    crash = [{"kind": "coordinator_crash", "at_s": 8, "point": "after_commit"}]
+    s = validate_scenario({**base, "faults": crash})
+    assert s.checks == ["exactly_once", "unique_keys", "timeline", "isolation"]
+    mor = _problem({**base, "table": {"type": "mor"}})
+    assert (
+        "table.type: " in mor
+        and "merge-on-read" in mor
+        and mor.endswith("allowed: cow (got 'mor')")
+    )
+    ack = _problem({**base, "faults": [{"kind": "drop_ack", "at_s": 5}]})
+    assert "drop_ack cannot act on" in ack and "commits inside the micro-batch" in ack
+    point = _problem({**base, "faults": [{**crash[0], "point": "mid_commit"}]})
+    assert "faults.0.point" in point and "after_commit" in point
+    writers = _problem({**base, "batch_writers": {"count": 1, "op": "upsert"}})
+    assert "batch_writers.count" in writers and "allowed: at most 0" in writers
+    upsert = {**base, "source": {"mode": "upsert", "keys": 100}}
+    if kind == "delta":
+        assert validate_scenario(upsert).source.mode == "upsert"
+    else:
+        assert "apache/iceberg#8809" in _problem(upsert)
+    version = _problem({**base, "system": {"kind": kind, "version": "0.1"}})
+    assert "system.version" in version and "allowed:" in version
