@@ -97,23 +97,7 @@ def nightly(
     quiet: QuietOpt = False,
 ) -> None:
     """Run a suite, append results to the store, flag regressions against its history."""
-    from harness.jobs.nightly import run_nightly
-    from harness.jobs.suite import SuiteError
-    from reports import render_run
-    from reports.nightly_report import render_nightly
-
-    try:
-        result = run_nightly(suite, store, quiet, on_run=lambda o: render_run(o.paths.root))
-    except SuiteError as exc:
-        fail(exc)
-    page = render_nightly(result.out_dir)
-    for finding in result.regressions:
-        out.print(f"[red]regression[/red] {escape(str(finding))}")
-    for run in result.runs:  # a suite entry's `expect` the run did not meet
-        if run.missed:
-            out.print(f"[red]missed[/red] {escape(f'{run.run_id}: {run.missed}')}")
-    out.print(f"[bold]{escape(str(page))}[/bold]")
-    raise typer.Exit(result.exit_code)
+    _night(suite, store, quiet, with_matrix=False)
 
 
 @app.command(
@@ -130,6 +114,12 @@ def matrix(
     quiet: QuietOpt = False,
 ) -> None:
     """Run a suite across systems as a night and render its fault x system table."""
+    _night(suite, store, quiet, with_matrix=True)
+
+
+def _night(suite: Path, store: Path, quiet: bool, with_matrix: bool) -> None:
+    """A suite run as a night: its pages (nightly.html, and the matrix's), what regressed
+    and which runs missed their entry's expectation; exits with the night's code."""
     from harness.jobs.nightly import run_nightly
     from harness.jobs.suite import SuiteError
     from reports import render_run
@@ -140,11 +130,15 @@ def matrix(
         result = run_nightly(suite, store, quiet, on_run=lambda o: render_run(o.paths.root))
     except SuiteError as exc:
         fail(exc)
-    render_nightly(result.out_dir)
-    for run in result.runs:  # a cell whose verdict is not the one its entry expects
+    pages = [render_nightly(result.out_dir)]
+    if with_matrix:
+        pages += render_matrix(result.out_dir)
+    for finding in result.regressions:
+        out.print(f"[red]regression[/red] {escape(str(finding))}")
+    for run in result.runs:  # a suite entry's `expect` the run did not meet
         if run.missed:
             out.print(f"[red]missed[/red] {escape(f'{run.run_id}: {run.missed}')}")
-    for page in render_matrix(result.out_dir):
+    for page in pages:
         out.print(f"[bold]{escape(str(page))}[/bold]")
     raise typer.Exit(result.exit_code)
 

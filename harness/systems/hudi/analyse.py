@@ -9,7 +9,6 @@ from harness.checks import CheckResult
 from harness.history import HistoryWriter, load_events, read_series
 from harness.history_events import Kind
 from harness.runner.analysis import assemble_result
-from harness.runner.environment import environment
 from harness.scenario import Scenario
 from harness.systems.hudi.commits import commit_events
 from harness.systems.hudi.isolation import check_isolation
@@ -30,7 +29,7 @@ from harness.systems.hudi.timeline_watch import SeenInstant
 from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, read_truth
 from harness.systems.spark_stream.exactly_once import check_exactly_once
 from harness.systems.spark_stream.landing import event_spec
-from harness.systems.spark_stream.runtime_cache import SparkRuntime
+from harness.systems.spark_stream.run_environment import system_environment, unmeasured
 
 # Metrics of the engine's own parts that Hudi's pipeline does not have: the engine source's
 # ingest rate, and writer tasks that wait for an instant (Hudi's sink makes its own inline).
@@ -66,29 +65,6 @@ def _checks(
     return out
 
 
-def system_environment(
-    scenario: Scenario, runtime: SparkRuntime, lock: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """result.json's environment: the system, its version, its Spark runtime and the jars
-    it ran with (their checksums: what exactly was judged)."""
-    return {
-        **environment(scenario.cluster.backend),
-        "system": {
-            "kind": scenario.system.kind,
-            "version": scenario.system.version or "1.2.0",
-            "spark_runtime": {"pyspark": runtime.pyspark_version, "scala": runtime.scala},
-            "jars": [
-                {"path": jar, "sha256": digest}
-                for jar, digest in zip(runtime.jars, runtime.jar_sha256, strict=True)
-            ],
-        },
-        # Hudi's Spark sink generates and commits the instant inside the micro-batch.
-        "instant_mode": {"requested": "inline", "effective": "inline"},
-        "lock": lock or {"provider": "none (one writer)"},
-        "storage": {"kind": scenario.table.storage.kind, "endpoint": None},
-    }
-
-
 def analyse_hudi_run(
     run: HudiRun,
     error: str | None,
@@ -119,7 +95,7 @@ def analyse_hudi_run(
             error = f"checking failed: {type(exc).__name__}: {exc}"
     events, _ = load_events(paths.history)
     series = read_series(paths.history)
-    env = system_environment(scenario, run.runtime, lock)
+    env = system_environment(scenario, run.runtime, scenario.system.version or "1.2.0", lock)
     result = assemble_result(
         scenario,
         paths,
@@ -132,8 +108,4 @@ def analyse_hudi_run(
         env,
         violation_stands=judged_anyway,
     )
-    for name in NOT_MEASURED:  # not zero: nothing measured them (a comparison shows "-")
-        metric = result["metrics"].get(name)
-        if isinstance(metric, dict):
-            result["metrics"][name] = dict.fromkeys(metric)
-    return result
+    return unmeasured(result, NOT_MEASURED)

@@ -46,7 +46,7 @@ from harness.systems.hudi.run_state import (
 from harness.systems.hudi.stream_config import TABLE_NAME, hudi_exception, stream_config
 from harness.systems.hudi.task_crash import TaskCrashes, crash_spec
 from harness.systems.hudi.timeline_watch import TimelineWatch
-from harness.systems.spark_stream.anchor import Anchor
+from harness.systems.spark_stream.anchor import run_started
 from harness.systems.spark_stream.landing import Lander, event_spec
 from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
@@ -105,17 +105,8 @@ def stream(run: HudiRun, lander: Lander, watch: TimelineWatch) -> None:
     run.start_driver()
     if run.writers is not None:
         run.writers.ready()
-    run.t0 = time.time()
-    run.anchor = Anchor(run.t0, time.monotonic())
-    run.history.record(
-        Kind.RUN_START,
-        t=run.t0,
-        run_id=run.paths.root.name,
-        scenario=run.scenario.name,
-        warmup_s=run.scenario.warmup_s,
-        duration_s=run.scenario.duration_s,
-        checkpoint_interval_s=run.scenario.engine.checkpoint_interval_s,
-    )
+    run.anchor = run_started(run.history, run.scenario, run.paths.root.name)
+    run.t0 = run.anchor.wall
     lander.start()
     watch.start()
     run_s, next_sample = run.scenario.run_s, 1.0

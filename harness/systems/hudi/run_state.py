@@ -30,7 +30,7 @@ from harness.systems.hudi.task_crash import TaskCrashes, failed_batch, write_arm
 from harness.systems.hudi.task_crash_stage import ARMED
 from harness.systems.hudi.timeline_watch import SeenInstant
 from harness.systems.spark_stream.anchor import Anchor
-from harness.systems.spark_stream.driver_process import DriverProcess
+from harness.systems.spark_stream.driver_process import DriverProcess, start_stream_driver
 from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
 
 START_TIMEOUT_S = 180.0  # a driver's JVM, the Hudi bundle's classes, the first query plan
@@ -113,13 +113,12 @@ class HudiRun:
 
     def start_driver(self) -> None:
         name = f"driver-{len(self.drivers)}"
-        driver = DriverProcess(self.runtime, self.config, self.paths.logs, name, DRIVER)
-        self.drivers.append(driver)
-        line = driver.wait_for(("started", "failed"), START_TIMEOUT_S)
-        if line is None or line.get("event") != "started":
-            tail = "\n".join(driver.log_path.read_text().splitlines()[-5:])
-            raise RunError(f"Hudi's stream driver did not start; see {driver.log_path}: {tail}")
-        self.history.record(Kind.DRIVER_START, pid=driver.process.pid, restored_batch=None)
+        config, logs = self.config, self.paths.logs
+        self.drivers.append(
+            start_stream_driver(
+                self.runtime, config, logs, name, DRIVER, "Hudi", self.history, START_TIMEOUT_S
+            )
+        )
 
     def on_new(self, new: list[SeenInstant]) -> None:
         """The timeline watch's callback: the armed seam decides whether to kill now, and

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from harness.history import HistoryWriter
+from harness.history_events import Kind
+from harness.runner.errors import RunError
 from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 
@@ -132,3 +135,25 @@ class DriverProcess:
     def _finish(self) -> None:
         self._reader.join(timeout=10)
         self._log.close()
+
+
+def start_stream_driver(
+    runtime: SparkRuntime,
+    config: dict[str, Any],
+    logs: Path,
+    name: str,
+    script: Path,
+    label: str,
+    history: HistoryWriter,
+    timeout_s: float,
+) -> DriverProcess:
+    """Start a system's stream driver and wait for its query to run (recorded as a driver
+    start); a RunError with its log's last lines if it does not start in `timeout_s`."""
+    driver = DriverProcess(runtime, config, logs, name, script)
+    line = driver.wait_for(("started", "failed"), timeout_s)
+    if line is None or line.get("event") != "started":
+        driver.kill()
+        tail = "\n".join(driver.log_path.read_text().splitlines()[-5:])
+        raise RunError(f"{label}'s stream driver did not start; see {driver.log_path}: {tail}")
+    history.record(Kind.DRIVER_START, pid=driver.process.pid, restored_batch=None)
+    return driver

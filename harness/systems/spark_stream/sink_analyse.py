@@ -22,7 +22,6 @@ from harness.checks.result import capped
 from harness.checks.unique_keys import unique_keys
 from harness.history import HistoryWriter, load_events, read_series
 from harness.runner.analysis import assemble_result
-from harness.runner.environment import environment
 from harness.systems.spark_stream.anchor import Anchor
 from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, batch_rows, read_truth
 from harness.systems.spark_stream.commit_rules import judge
@@ -31,6 +30,7 @@ from harness.systems.spark_stream.exactly_once import check_exactly_once
 from harness.systems.spark_stream.isolation import check_isolation, stream_commits
 from harness.systems.spark_stream.landing import event_spec
 from harness.systems.spark_stream.read_back import read_back, reader_name
+from harness.systems.spark_stream.run_environment import system_environment, unmeasured
 
 if TYPE_CHECKING:
     from harness.systems.spark_stream.sink_run import SinkRun
@@ -106,25 +106,6 @@ def _checks(run: SinkRun, truth: CheckpointTruth, watch: CommitWatch) -> list[Ch
     return [judges[name]() for name in run.scenario.checks]  # validate admits only these
 
 
-def system_environment(run: SinkRun) -> dict[str, Any]:
-    runtime = run.runtime
-    return {
-        **environment(run.scenario.cluster.backend),
-        "system": {
-            "kind": run.system.kind,
-            "version": run.scenario.system.version or run.system.default_version,
-            "spark_runtime": {"pyspark": runtime.pyspark_version, "scala": runtime.scala},
-            "jars": [
-                {"path": jar, "sha256": digest}
-                for jar, digest in zip(runtime.jars, runtime.jar_sha256, strict=True)
-            ],
-        },
-        "instant_mode": {"requested": "inline", "effective": "inline"},
-        "lock": {"provider": "none (one writer)"},
-        "storage": {"kind": run.scenario.table.storage.kind, "endpoint": None},
-    }
-
-
 def analyse_sink_run(run: SinkRun, error: str | None, watch: CommitWatch) -> dict[str, Any]:
     paths = run.paths
     history = HistoryWriter(paths.history, "analysis")
@@ -150,11 +131,9 @@ def analyse_sink_run(run: SinkRun, error: str | None, watch: CommitWatch) -> dic
         checks,
         events,
         read_series(paths.history),
-        system_environment(run),
+        system_environment(
+            run.scenario, run.runtime, run.scenario.system.version or run.system.default_version
+        ),
         violation_stands=judged_anyway,
     )
-    for name in NOT_MEASURED:
-        metric = result["metrics"].get(name)
-        if isinstance(metric, dict):
-            result["metrics"][name] = dict.fromkeys(metric)
-    return result
+    return unmeasured(result, NOT_MEASURED)

@@ -33,9 +33,9 @@ from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
 from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
 from harness.scenario import Scenario
-from harness.systems.spark_stream.anchor import Anchor
+from harness.systems.spark_stream.anchor import Anchor, run_started
 from harness.systems.spark_stream.commit_watch import CommitWatch
-from harness.systems.spark_stream.driver_process import DriverProcess
+from harness.systems.spark_stream.driver_process import DriverProcess, start_stream_driver
 from harness.systems.spark_stream.landing import Lander, event_spec
 from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
 from harness.systems.spark_stream.seams import KillAfterCommit
@@ -72,15 +72,19 @@ class SinkRun:
         return self.drivers[-1]
 
     def start_driver(self) -> None:
-        name = f"driver-{len(self.drivers)}"
-        driver = DriverProcess(self.runtime, self.config, self.paths.logs, name, DRIVER)
-        self.drivers.append(driver)
-        line = driver.wait_for(("started", "failed"), START_TIMEOUT_S)
-        if line is None or line.get("event") != "started":
-            tail = "\n".join(driver.log_path.read_text().splitlines()[-5:])
-            what = f"{self.system.label}'s stream driver did not start"
-            raise RunError(f"{what}; see {driver.log_path}: {tail}")
-        self.history.record(Kind.DRIVER_START, pid=driver.process.pid, restored_batch=None)
+        name, label = f"driver-{len(self.drivers)}", self.system.label
+        self.drivers.append(
+            start_stream_driver(
+                self.runtime,
+                self.config,
+                self.paths.logs,
+                name,
+                DRIVER,
+                label,
+                self.history,
+                START_TIMEOUT_S,
+            )
+        )
 
     def on_new(self, new: list[Any]) -> None:
         if self.seam is not None:
@@ -169,17 +173,8 @@ def _sample(run: SinkRun, lander: Lander, watch: CommitWatch, elapsed: float) ->
 
 def stream(run: SinkRun, lander: Lander, watch: CommitWatch) -> None:
     run.start_driver()
-    run.t0 = time.time()
-    run.anchor = Anchor(run.t0, time.monotonic())
-    run.history.record(
-        Kind.RUN_START,
-        t=run.t0,
-        run_id=run.paths.root.name,
-        scenario=run.scenario.name,
-        warmup_s=run.scenario.warmup_s,
-        duration_s=run.scenario.duration_s,
-        checkpoint_interval_s=run.scenario.engine.checkpoint_interval_s,
-    )
+    run.anchor = run_started(run.history, run.scenario, run.paths.root.name)
+    run.t0 = run.anchor.wall
     lander.start()
     watch.start()
     run_s, next_sample = run.scenario.run_s, 1.0
