@@ -11,6 +11,10 @@ from harness.systems.spark_stream.sink_system import SinkSystem
 SESSION = {  # what Delta's quick start asks of a session that runs Delta's SQL (MERGE)
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    # Delta rebuilds its snapshot's state after each commit in this many tasks (default
+    # 50): on a small machine that is most of a micro-batch. Sized like the session's
+    # shuffle partitions (stream_driver.py), as Delta's docs advise for small tables.
+    "spark.databricks.delta.snapshotPartitions": "2",
 }
 
 DELTA_SINK = SinkSystem(
