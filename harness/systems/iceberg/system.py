@@ -38,5 +38,7 @@ ICEBERG_SINK = SinkSystem(
     session=session,
     table_sql=lambda root: f"{CATALOG}.`{Path(root).name}`.`table`",
     txn_confs=False,
-    as_of=lambda commit: {"snapshot-id": str(commit.snapshot)},
+    # Spark 4's own time travel: Iceberg takes versionAsOf as a snapshot id (its own
+    # `snapshot-id` read option is refused on Spark 4.1).
+    as_of=lambda commit: {"versionAsOf": str(commit.snapshot)},
 )

@@ -1,7 +1,7 @@
 """Isolation on a format's Spark sink, read through the format's own time travel.
 
 Every commit of the stream that the runner saw appear is read back as of that commit
-(Delta: `versionAsOf`, Iceberg: `snapshot-id`), and each read must hold exactly the
+(`versionAsOf`: a Delta version, an Iceberg snapshot id), and each read must hold exactly the
 batches the log had committed by then, each whole, and nothing of a later one: what
 Spark's checkpoint says those batches read decides which rows (exactly_once.py's
 judgement, per read). A commit whose batch Spark's checkpoint does not know is `unknown`.
