@@ -80,6 +80,11 @@ def matrix_cells(night_dir: Path) -> dict[tuple[str, str], list[Cell]]:
     return cells
 
 
+def systems_of(night_dir: Path) -> set[str]:
+    """The systems under test the night's runs wrote through."""
+    return {system for _, system in matrix_cells(Path(night_dir))}
+
+
 def render_matrix(night_dir: Path) -> tuple[Path, Path]:
     """Write matrix.html and matrix.md next to nightly.json; return both paths."""
     night_dir = Path(night_dir)

@@ -97,7 +97,7 @@ def nightly(
     quiet: QuietOpt = False,
 ) -> None:
     """Run a suite, append results to the store, flag regressions against its history."""
-    _night(suite, store, quiet, with_matrix=False)
+    _night(suite, store, quiet, with_matrix=None)
 
 
 @app.command(
@@ -117,13 +117,14 @@ def matrix(
     _night(suite, store, quiet, with_matrix=True)
 
 
-def _night(suite: Path, store: Path, quiet: bool, with_matrix: bool) -> None:
-    """A suite run as a night: its pages (nightly.html, and the matrix's), what regressed
-    and which runs missed their entry's expectation; exits with the night's code."""
+def _night(suite: Path, store: Path, quiet: bool, with_matrix: bool | None) -> None:
+    """A suite run as a night: its pages (nightly.html, and the matrix's: always, or with
+    None where the night ran more than one system), what regressed and which runs missed
+    their entry's expectation; exits with the night's code."""
     from harness.jobs.nightly import run_nightly
     from harness.jobs.suite import SuiteError
     from reports import render_run
-    from reports.matrix_report import render_matrix
+    from reports.matrix_report import render_matrix, systems_of
     from reports.nightly_report import render_nightly
 
     try:
@@ -131,7 +132,7 @@ def _night(suite: Path, store: Path, quiet: bool, with_matrix: bool) -> None:
     except SuiteError as exc:
         fail(exc)
     pages = [render_nightly(result.out_dir)]
-    if with_matrix:
+    if with_matrix or (with_matrix is None and len(systems_of(result.out_dir)) > 1):
         pages += render_matrix(result.out_dir)
     for finding in result.regressions:
         out.print(f"[red]regression[/red] {escape(str(finding))}")

@@ -93,6 +93,9 @@ class SuiteSpec(Strict):
     """Names the suite's results."""
     scenarios: list[EntrySpec] = Field(default_factory=list)
     """The scenarios run each night."""
+    include: list[str] = Field(default_factory=list)
+    """Other suite files (relative to this one) whose scenarios run after these, as they
+    are (their ids, overrides and expectations; not their benchmarks or detector)."""
     benchmarks: BenchmarkSpec | None = None
     """The engine's micro-benchmarks; none: not run."""
     detector: DetectorSpec = Field(default_factory=DetectorSpec)
@@ -143,7 +146,8 @@ class Suite:
     detector: DetectorParams
 
 
-def load_suite(path: Path) -> Suite:
+def load_suite(path: Path, including: tuple[Path, ...] = ()) -> Suite:
+    """`including`: the suites whose `include` led here (a cycle is an error)."""
     path = Path(path)
     try:
         raw = read_raw(path)
@@ -154,9 +158,15 @@ def load_suite(path: Path) -> Suite:
     except ValidationError as exc:
         problems = problems_from_validation(SuiteSpec, exc)
         raise SuiteError("\n".join(f"{path}: {p.text()}" for p in problems)) from None
-    if not spec.scenarios and spec.benchmarks is None:
+    if not spec.scenarios and not spec.include and spec.benchmarks is None:
         raise SuiteError(f"{path}: scenarios: a suite needs at least one scenario or benchmarks")
     entries = [_entry(path, i, e) for i, e in enumerate(spec.scenarios)]
+    chain = (*including, path.resolve())
+    for i, name in enumerate(spec.include):
+        included = (path.parent / name).resolve()
+        if included in chain:
+            raise SuiteError(f"{path}: include.{i}: {name} includes this suite again (a cycle)")
+        entries += load_suite(included, chain).entries
     ids = [e.id for e in entries]
     if dupes := sorted({i for i in ids if ids.count(i) > 1}):
         raise SuiteError(

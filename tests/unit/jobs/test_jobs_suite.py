@@ -18,6 +18,7 @@ def _suite(tmp_path: Path, text: str) -> Path:
 
 def test_the_shipped_suites_parse() -> None:
     nightly = load_suite(SUITES / "nightly.yaml")
+    formats = load_suite(SUITES / "formats.yaml")
     assert [e.id for e in nightly.entries] == [
         "smoke",
         "bank",
@@ -25,7 +26,14 @@ def test_the_shipped_suites_parse() -> None:
         "blocking-vs-async-shared-wait",
         "chaos-mix",
         "s3-standalone",
+        *(e.id for e in formats.entries),  # include: [formats.yaml]
     ]
+    assert {e.scenario.system.kind for e in formats.entries} == {
+        "instantbench",
+        "hudi",
+        "delta",
+        "iceberg",
+    }
     assert nightly.entries[3].scenario.engine.truetime.shared_wait
     assert nightly.benchmarks is not None and nightly.benchmarks.path.name == "benchmarks"
     quick = load_suite(SUITES / "quick.yaml")
@@ -96,3 +104,20 @@ def test_mistakes_name_the_key(tmp_path: Path, text: str, expected: str) -> None
     with pytest.raises(SuiteError) as info:
         load_suite(path)
     assert str(path) in str(info.value) and expected in str(info.value)
+
+
+def test_an_included_suite_s_entries_run_after_the_suite_s_own_and_a_cycle_is_refused(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "inner.yaml").write_text(
+        f"name: inner\nscenarios:\n  - {{scenario: {SMOKE}, id: inner-smoke}}\n"
+    )
+    outer = tmp_path / "outer.yaml"
+    outer.write_text(f"name: outer\nscenarios:\n  - {{scenario: {SMOKE}}}\ninclude: [inner.yaml]\n")
+    assert [e.id for e in load_suite(outer).entries] == ["smoke", "inner-smoke"]
+    (tmp_path / "inner.yaml").write_text("name: inner\ninclude: [outer.yaml]\n")
+    with pytest.raises(SuiteError, match=r"include\.0: outer\.yaml includes this suite again"):
+        load_suite(outer)
+    (tmp_path / "inner.yaml").write_text(f"name: inner\nscenarios:\n  - {{scenario: {SMOKE}}}\n")
+    with pytest.raises(SuiteError, match="two entries share the id smoke"):
+        load_suite(outer)
