@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.systems.spark_stream.runtime_cache import (
-    RuntimeUnavailable,
     SparkRuntime,
     project_runtime,
 )
@@ -29,9 +28,4 @@ DELTA_RUNTIMES: dict[str, tuple[str, ...]] = {
 def ensure_runtime(version: str = DEFAULT_VERSION, root: Path | None = None) -> SparkRuntime:
     """Delta `version`'s runtime, its jars fetched on first use; RuntimeUnavailable (one
     line, naming what is missing) when it cannot be had."""
-    who = f"delta {version}"
-    coordinates = DELTA_RUNTIMES.get(version)
-    if coordinates is None:
-        known = ", ".join(sorted(DELTA_RUNTIMES))
-        raise RuntimeUnavailable(f"{who} has no known Spark runtime (known: {known})")
-    return project_runtime(who, coordinates, SPARK_LINE, SCALA, root)
+    return project_runtime(f"delta {version}", DELTA_RUNTIMES, version, SPARK_LINE, SCALA, root)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.systems.spark_stream.runtime_cache import (
-    RuntimeUnavailable,
     SparkRuntime,
     project_runtime,
 )
@@ -18,15 +17,10 @@ from harness.systems.spark_stream.runtime_cache import (
 DEFAULT_VERSION = "1.11.0"
 SPARK_LINE = "4.1"
 SCALA = "2.13"
-ICEBERG_RUNTIMES = {"1.11.0": "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0"}
+ICEBERG_RUNTIMES = {"1.11.0": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0",)}
 
 
 def ensure_runtime(version: str = DEFAULT_VERSION, root: Path | None = None) -> SparkRuntime:
     """Iceberg `version`'s runtime, its jar fetched on first use; RuntimeUnavailable (one
     line, naming what is missing) when it cannot be had."""
-    who = f"iceberg {version}"
-    coordinate = ICEBERG_RUNTIMES.get(version)
-    if coordinate is None:
-        known = ", ".join(sorted(ICEBERG_RUNTIMES))
-        raise RuntimeUnavailable(f"{who} has no known Spark runtime (known: {known})")
-    return project_runtime(who, (coordinate,), SPARK_LINE, SCALA, root)
+    return project_runtime(f"iceberg {version}", ICEBERG_RUNTIMES, version, SPARK_LINE, SCALA, root)

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from importlib.metadata import version as installed_version
@@ -181,10 +181,20 @@ def runtime_of(python: str, pyspark: str, scala: str, jars: list[Path]) -> Spark
 
 
 def project_runtime(
-    who: str, coordinates: tuple[str, ...], spark_line: str, scala: str, root: Path | None
+    who: str,
+    known: Mapping[str, tuple[str, ...]],
+    version: str,
+    spark_line: str,
+    scala: str,
+    root: Path | None,
 ) -> SparkRuntime:
-    """A runtime on the project's own python and pyspark (jars built for `spark_line`),
-    with `coordinates` fetched; RuntimeUnavailable if this pyspark is of another line."""
+    """A runtime on the project's own python and pyspark (jars built for `spark_line`):
+    the Maven coordinates `known` lists for `version`, fetched; RuntimeUnavailable if the
+    version is not known or this pyspark is of another line."""
+    coordinates = known.get(version)
+    if coordinates is None:
+        listed = ", ".join(sorted(known))
+        raise RuntimeUnavailable(f"{who} has no known Spark runtime (known: {listed})")
     pyspark = installed_version("pyspark")
     if not pyspark.startswith(f"{spark_line}."):
         raise RuntimeUnavailable(

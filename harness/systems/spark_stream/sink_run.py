@@ -152,7 +152,7 @@ def driver_config(
     return config
 
 
-def _sample(run: SinkRun, lander: Lander, watch: CommitWatch, elapsed: float) -> None:
+def _sample(run: SinkRun, lander: Lander, elapsed: float) -> None:
     rows = sum(int(b.get("rows", 0)) for d in run.drivers for b in d.events("batch"))
     faults = [o.label for o in fault_occurrences(run.scenario) if o.active(elapsed)]
     append_series(
@@ -183,7 +183,7 @@ def stream(run: SinkRun, lander: Lander, watch: CommitWatch) -> None:
     ):
         run.step(elapsed)
         if elapsed >= next_sample:
-            _sample(run, lander, watch, elapsed)
+            _sample(run, lander, elapsed)
             next_sample += 1.0
         if watch.error is not None:
             raise RunError(f"the commit log watch failed: {watch.error}")
