@@ -42,3 +42,17 @@ class Capabilities:
 
     def refusal(self, thing: str) -> str:
         return self.refusals.get(thing, f"not built for {self.kind} yet")
+
+
+def inline_commit_refusals(label: str) -> dict[str, str]:
+    """Why no checkpoint-ACK fault acts on a format whose Spark sink commits inside the
+    micro-batch (Hudi's, Delta's and Iceberg's alike)."""
+    reason = (
+        f"{label}'s Spark sink commits inside the micro-batch (addBatch returns after the "
+        "commit): there is no checkpoint ACK between Spark's checkpoint and the commit to {what}"
+    )
+    return {
+        "drop_ack": reason.format(what="drop"),
+        "delay_ack": reason.format(what="delay"),
+        "stale_ack": reason.format(what="replay"),
+    }

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from harness.systems.capabilities import Capabilities
+from harness.systems.capabilities import Capabilities, inline_commit_refusals
 
-_INLINE_COMMIT = (
-    "Hudi's Spark sink commits inside the micro-batch (addBatch returns after the commit): "
-    "there is no checkpoint ACK between Spark's checkpoint and the commit to {what}"
-)
 _HADOOP_IO = (
     "Hudi reads and writes through Hadoop's file system in its own JVM, which the engine's "
     "storage fault hooks do not reach"
@@ -57,9 +53,7 @@ HUDI = Capabilities(
     fault_targets={"clock_skew": ("coordinator",)},
     fault_minimums={"clock_skew.drift_ppm": 0.0},
     refusals={
-        "drop_ack": _INLINE_COMMIT.format(what="drop"),
-        "delay_ack": _INLINE_COMMIT.format(what="delay"),
-        "stale_ack": _INLINE_COMMIT.format(what="replay"),
+        **inline_commit_refusals("Hudi"),
         "storage_latency": _HADOOP_IO,
         "storage_error": _HADOOP_IO,
         "torn_file": _HADOOP_IO,

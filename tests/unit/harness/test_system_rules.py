@@ -202,6 +202,9 @@ def test_a_table_format_takes_cow_appends_and_a_kill_between_commits_and_says_wh
     assert "faults.0.point" in point and "after_commit" in point
     writers = _problem({**base, "batch_writers": {"count": 1, "op": "upsert"}})
     assert "batch_writers.count" in writers and "allowed: at most 0" in writers
+    # The refusal names the documented unsafety, not only "not built".
+    unsafe = {"delta": "within one JVM only (HDFSLogStore)", "iceberg": "HadoopTableOperations"}
+    assert unsafe[kind] in writers and "several" in writers
     upsert = {**base, "source": {"mode": "upsert", "keys": 100}}
     if kind == "delta":
         assert validate_scenario(upsert).source.mode == "upsert"
