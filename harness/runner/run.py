@@ -106,7 +106,7 @@ def run_scenario(
         from harness.systems.registry import sink_system
         from harness.systems.spark_stream.sink_run import run_sink
 
-        return run_sink(sink_system(scenario.system.kind), scenario, out, variant, quiet)
+        return run_sink(sink_system(scenario.system), scenario, out, variant, quiet)
     paths = new_run_paths(scenario, out, variant)
     store = TableStore(scenario, paths)
     try:

@@ -22,6 +22,10 @@ class System(Strict):
     version: str | None = None
     """The system's version (hudi 1.2.0, delta 4.4.0, iceberg 1.11.0: the defaults); none
     for instantbench."""
+    catalog: Literal["hadoop", "jdbc"] | None = None
+    """Iceberg's catalog: hadoop (the default: metadata versions swapped by a rename, safe
+    for one writing process) or jdbc (a SQLite file in the run's folder whose row update
+    is the commit, serialising commits across processes: what batch writers need)."""
 
 
 def default_checks(data: Any) -> Any:
@@ -43,6 +47,7 @@ def system_problems(s: "Scenario") -> list[Problem]:
         return _engine_problems(s)
     return [
         *_version_problems(s, caps),
+        *_catalog_problems(s, caps),
         *_shape_problems(s, caps),
         *_check_problems(s, caps),
         *[p for i, f in enumerate(s.faults) for p in _fault_problems(caps, i, f)],
@@ -57,6 +62,14 @@ def _engine_problems(s: "Scenario") -> list[Problem]:
         for i, f in enumerate(s.faults)
         if (point := getattr(f, "point", None)) in NOT_THE_ENGINE_S
     ]
+    if s.system.catalog is not None:
+        problems.append(
+            Problem(
+                "system.catalog",
+                "instantbench keeps its own timeline, not a catalog; allowed: leave it out",
+                s.system.catalog,
+            )
+        )
     if s.system.version is not None:
         problems.append(
             Problem(
@@ -110,6 +123,25 @@ def _version_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
             f"{caps.kind} {s.system.version} is not one the "
             f"harness runs; allowed: {_allowed(caps.versions)}",
             s.system.version,
+        )
+    ]
+
+
+def _catalog_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
+    catalog = s.system.catalog
+    if catalog is not None and catalog not in caps.catalogs:
+        what = f"{caps.kind} has no catalog to choose" if not caps.catalogs else "not a catalog"
+        return [Problem("system.catalog", f"{what}; allowed: {_allowed(caps.catalogs)}", catalog)]
+    chosen = catalog or (caps.catalogs[0] if caps.catalogs else None)
+    if not s.batch_writers.count or chosen is None or chosen in caps.shared_catalogs:
+        return []
+    reason = caps.refusal(f"catalog:{chosen}")
+    return [
+        Problem(
+            "system.catalog",
+            f"batch writers are processes of their own: {reason}; allowed: "
+            f"{_allowed(caps.shared_catalogs)}",
+            chosen,
         )
     ]
 

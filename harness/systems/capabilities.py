@@ -30,6 +30,10 @@ class Capabilities:
     # "kind.key" -> the lowest value the system can take (the refusal says why)
     fault_minimums: Mapping[str, float] = field(default_factory=dict)
     max_batch_writers: int = 0
+    # system.catalog values, the first the default (() = the system has no catalog to choose)
+    catalogs: tuple[str, ...] = ()
+    # the catalogs through which several writing processes (batch writers) may commit
+    shared_catalogs: tuple[str, ...] = ()
     batch_writer_ops: tuple[str, ...] = ()
     # engine.lock.provider values the system's writers can share (with batch writers)
     lock_providers: tuple[str, ...] = ()

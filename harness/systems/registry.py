@@ -10,6 +10,7 @@ from harness.systems.hudi.capabilities import HUDI
 from harness.systems.iceberg.capabilities import ICEBERG
 
 if TYPE_CHECKING:
+    from harness.scenario.system import System
     from harness.systems.spark_stream.sink_system import SinkSystem
 
 _SYSTEMS = {caps.kind: caps for caps in (HUDI, DELTA, ICEBERG)}
@@ -20,12 +21,13 @@ def capabilities_of(kind: str) -> Capabilities | None:
     return _SYSTEMS.get(kind)
 
 
-def sink_system(kind: str) -> SinkSystem:
-    """A table format's Spark sink (delta, iceberg): imported only when a run needs it."""
-    if kind == "delta":
+def sink_system(system: System) -> SinkSystem:
+    """A table format's Spark sink (delta, iceberg) as the scenario's `system` sets it up:
+    imported only when a run needs it."""
+    if system.kind == "delta":
         from harness.systems.delta.system import DELTA_SINK
 
         return DELTA_SINK
-    from harness.systems.iceberg.system import ICEBERG_SINK
+    from harness.systems.iceberg.system import iceberg_sink
 
-    return ICEBERG_SINK
+    return iceberg_sink(system.catalog)

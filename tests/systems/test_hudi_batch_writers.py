@@ -11,8 +11,9 @@ import pytest
 from engine.locks.registry import LockSpec
 from harness.history import HistoryWriter, load_events
 from harness.scenario import validate_scenario
-from harness.systems.hudi.batch_writers import BatchWriters, writer_configs
+from harness.systems.hudi.batch_writers import writer_configs
 from harness.systems.hudi.lock_options import occ_options
+from harness.systems.spark_stream.batch_writers import BatchWriters
 from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
 STREAM = {
@@ -91,15 +92,14 @@ while not os.path.exists(cfg["stop_file"]):
 
 
 def test_writers_run_until_stopped_and_their_transactions_reach_the_history(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """The process handling, with a stand-in script for batch_writer.py (no Spark here)."""
     script = tmp_path / "writer.py"
     script.write_text(FAKE_WRITER)
-    monkeypatch.setattr("harness.systems.hudi.batch_writers.WRITER", script)
     runtime = SparkRuntime(sys.executable, "3.5.9", "2.12", (), ())
     configs = writer_configs(_scenario(2), STREAM, tmp_path)  # type: ignore[arg-type]
-    writers = BatchWriters(runtime, configs, tmp_path)
+    writers = BatchWriters(runtime, configs, tmp_path, script, "Hudi")
     writers.launch()
     writers.ready()
     assert writers.exited() is None

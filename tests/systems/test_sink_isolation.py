@@ -10,7 +10,11 @@ import pyarrow as pa
 from harness.pipeline.events import EventSpec
 from harness.systems.spark_stream.checkpoint_truth import read_truth
 from harness.systems.spark_stream.commit_watch import SeenCommit
-from harness.systems.spark_stream.isolation import check_isolation, stream_commits
+from harness.systems.spark_stream.isolation import (
+    check_isolation,
+    snapshot_commits,
+    stream_commits,
+)
 from harness.systems.spark_stream.landing import file_name, write_atomically
 
 SPEC = EventSpec(
@@ -50,7 +54,7 @@ def test_each_read_as_of_a_commit_holds_exactly_the_batches_committed_by_then(
     tmp_path: Path,
 ) -> None:
     truth = read_truth(_checkpoint(tmp_path, [(0, 10), (10, 25)]))
-    entries = [_commit(0, None), _commit(1, 0), _commit(2, 1)]
+    entries = stream_commits([_commit(0, None), _commit(1, 0), _commit(2, 1)], first=0)
     good = {1: _rows((0, 10)), 2: _rows((0, 25))}
     result = check_isolation(truth, entries, good, {}, SPEC, "a reader")
     assert (result.verdict, result.evidence["commits"]) == ("valid", 2)
@@ -70,4 +74,18 @@ def test_each_read_as_of_a_commit_holds_exactly_the_batches_committed_by_then(
 
 def test_a_snapshot_kept_current_by_later_metadata_versions_is_read_once() -> None:
     entries = [_commit(1, None), _commit(2, 0, 10), _commit(3, 0, 10), _commit(4, 1, 11)]
-    assert [c.version for c in stream_commits(entries)] == [2, 4]
+    assert [c.version for c in stream_commits(entries, first=1)] == [2, 4]
+
+
+def test_the_bank_reads_every_commit_after_the_table_s_creation() -> None:
+    """The opening balances' and the batch writers' commits name no batch of the stream,
+    yet each is a state of the table the bank check must read; the creation holds none."""
+    entries = [
+        _commit(0, None),  # CREATE TABLE
+        _commit(1, None, 9),  # the opening balances
+        _commit(2, 0, 10),
+        _commit(3, None, 11),  # a transfer
+        _commit(4, None, 11),  # a later metadata version keeping it current
+    ]
+    assert [c.version for c in snapshot_commits(entries, first=0)] == [1, 2, 3]
+    assert [c.version for c in stream_commits(entries, first=0)] == [2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.systems.capabilities import Capabilities, inline_commit_refusals
 
-_NOT_YET = "not built for delta yet (issue 34: batch writers and bank come next)"
+_NOT_YET = "not built for delta yet (issue 34)"
 # Delta's storage docs: several writing processes are safe only where the store has an
 # atomic put-if-absent (or S3 with the DynamoDB log store); on a local folder
 # HDFSLogStore's put-if-absent is a lock inside one JVM (delta-io/delta#683).
@@ -19,19 +19,18 @@ _UNSAFE_WRITERS = (
 DELTA = Capabilities(
     kind="delta",
     versions=("4.4.0",),  # harness/systems/delta/runtime.py: DELTA_RUNTIMES
-    modes=("append", "upsert"),
+    modes=("append", "upsert", "bank"),
     # Delta rewrites the files an update touches (copy-on-write; deletion vectors are off
     # unless a table property turns them on): the engine's cow is its one layout.
     table_types=("cow",),
     backends=("local",),
-    checks=("exactly_once", "unique_keys", "timeline", "isolation"),
+    checks=("exactly_once", "unique_keys", "timeline", "isolation", "bank"),
     # after_commit: the batch's version is in _delta_log (its txn action names the batch)
     # while Spark's commit log does not hold the batch yet (harness/systems/delta/seams.py).
     faults={"coordinator_crash": ("after_commit",)},
     refusals={
         **inline_commit_refusals("Delta"),
         "mor": "Delta has no merge-on-read file layout (its updates rewrite files)",
-        "bank": _NOT_YET,
         "batch_writers": _UNSAFE_WRITERS,
         "standalone": _NOT_YET,
         "docker": _NOT_YET,

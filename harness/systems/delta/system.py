@@ -27,5 +27,6 @@ DELTA_SINK = SinkSystem(
     session=lambda root: SESSION,
     table_sql=lambda root: f"delta.`{Path(root) / 'table'}`",  # a path-based table
     txn_confs=True,
-    as_of=lambda commit: {"versionAsOf": str(commit.version)},
+    stream_by_name=False,  # a path-based table
+    as_of=lambda commit: str(commit.version),
 )

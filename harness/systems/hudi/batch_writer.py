@@ -31,10 +31,12 @@ try:  # imported as a module of the project (its tests)
     from harness.systems.hudi.script_io import emit, script_main
     from harness.systems.hudi.spark_session import build_session
     from harness.systems.hudi.table_options import ACCOUNTS, LEDGER_COLUMN, table_options
+    from harness.systems.hudi.transaction import stopped, transfer
 except ImportError:  # run as a script by the Hudi runtime's python: the modules are beside it
     from script_io import emit, script_main  # type: ignore[no-redef]
     from spark_session import build_session  # type: ignore[no-redef]
     from table_options import ACCOUNTS, LEDGER_COLUMN, table_options  # type: ignore[no-redef]
+    from transaction import stopped, transfer  # type: ignore[no-redef]
 
 CONFLICT = "HoodieWriteConflictException"
 COMPLETED_COMMIT = re.compile(r"^\d+_\d+\.(commit|deltacommit)$")
@@ -78,36 +80,6 @@ def transfer_sql(table: str, source: int, target: int, amount: int) -> str:
     )
 
 
-def one_transaction(spark: SparkSession, cfg: dict[str, Any], rng: random.Random) -> None:
-    source, target = rng.sample(range(int(cfg["accounts"])), 2)
-    amount = rng.randint(1, 50)
-    started, attempts, outcome, error = time.time(), 0, "error", None
-    while attempts < int(cfg.get("max_attempts", 5)):
-        attempts += 1
-        try:
-            spark.sql(transfer_sql("bank", source, target, amount))
-            outcome, error = "ok", None
-            break
-        except Exception as exc:  # the JVM's exception, through py4j
-            text = str(exc)
-            first = next((line for line in text.splitlines() if "Exception" in line), text)
-            outcome, error = ("conflict" if CONFLICT in text else "error"), first[:500]
-            if outcome != "conflict":
-                break
-    emit(
-        "txn",
-        writer=cfg["writer"],
-        op="transfer",
-        outcome=outcome,
-        attempts=attempts,
-        accounts=[source, target],
-        amount=amount,
-        started=started,
-        latency_ms=round((time.time() - started) * 1000, 1),
-        error=error,
-    )
-
-
 def wait_for_table(table_path: str, timeout_s: float) -> None:
     """Until the table has a completed commit (another writer may be opening it)."""
     timeline = os.path.join(table_path, ".hoodie", "timeline")
@@ -118,16 +90,6 @@ def wait_for_table(table_path: str, timeout_s: float) -> None:
             return
         time.sleep(0.2)
     raise TimeoutError(f"no completed commit in {timeline} after {timeout_s} s")
-
-
-def stopped(stop_file: str, wait_s: float) -> bool:
-    """Wait `wait_s` between transactions; True as soon as the stop file appears."""
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if os.path.exists(stop_file):
-            return True
-        time.sleep(0.05)
-    return os.path.exists(stop_file)
 
 
 def run(cfg: dict[str, Any]) -> int:
@@ -147,8 +109,12 @@ def run(cfg: dict[str, Any]) -> int:
     spark.sql(f"CREATE TABLE bank USING hudi LOCATION '{cfg['table_path']}'")
     emit("started", pid=os.getpid())
     rng = random.Random(int(cfg["seed"]))
+
+    def execute(source: int, target: int, amount: int) -> None:
+        spark.sql(transfer_sql("bank", source, target, amount))
+
     while not stopped(cfg["stop_file"], float(cfg["every_s"])):
-        one_transaction(spark, cfg, rng)
+        transfer(execute, lambda error: "conflict" if CONFLICT in error else "error", cfg, rng)
     emit("stopped")
     spark.stop()
     return 0

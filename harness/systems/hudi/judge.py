@@ -19,57 +19,27 @@ from dataclasses import asdict
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from harness.checks.bank import bank
+from harness.checks.bank_reads import bank_of_reads
 from harness.checks.result import CheckResult, capped
 from harness.checks.unique_keys import unique_keys
-from harness.pipeline.events import OPENING_BALANCE
 from harness.systems.hudi.read_table import HudiReads
 from harness.systems.hudi.timeline_watch import SeenInstant, judge
-from harness.systems.hudi.transfers import reconcile
-from harness.workload.reads import bank_fields
-
-
-def _bank_reads(reads: HudiReads) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    if reads.snapshot is not None:
-        records.append({"read_kind": "snapshot", **bank_fields(reads.snapshot, "snapshot")})
-    for instant, rows in reads.as_of.items():
-        records.append({"read_kind": "as_of", "as_of": instant, **bank_fields(rows, "as_of")})
-    for (begin, end), rows in reads.incremental.items():
-        pull = bank_fields(rows, "incremental")
-        records.append({"read_kind": "incremental", "begin": begin, "end": end, **pull})
-    return [{**r, "reader": "final"} for r in records]
-
-
-def _balances(snapshot: pa.Table) -> dict[int, int]:
-    rows = snapshot.filter(pc.less(snapshot.column("id"), 0))  # the accounts' own rows
-    pairs = zip(rows["account"].to_pylist(), rows["amount"].to_pylist(), strict=True)
-    return {int(a): int(b) for a, b in pairs}
 
 
 def check_bank(reads: HudiReads, accounts: int, txns: Sequence[dict[str, Any]] = ()) -> CheckResult:
-    """The total and the accounts in every read Hudi's reader made of the final table
-    (the snapshot, as of each completed commit, each incremental pull between two
-    neighbours), and the final balances against the transfers the writers reported
-    (transfers.py): a lost update keeps the total but not the balances."""
-    failed = [
-        {"reader": "final", "read_kind": label.split("/", 1)[0], "error": message}
-        for label, message in reads.errors.items()
-    ]
-    result = bank(_bank_reads(reads), accounts * OPENING_BALANCE, accounts, failed)
-    evidence: dict[str, Any] = {
-        **result.evidence,
-        "reader": "Apache Hudi's Spark reader (time travel, incremental)",
-    }
-    verdict = result.verdict
-    if reads.snapshot is not None and "account" in reads.snapshot.column_names:
-        balances = _balances(reads.snapshot)
-        found, evidence["transfers"] = reconcile(balances, txns, accounts, OPENING_BALANCE)
-        if found == "invalid" or (found == "unknown" and verdict == "valid"):
-            verdict = found
-    return CheckResult(result.name, verdict, evidence)
+    """The bank check (harness/checks/bank_reads.py) over every read Hudi's reader made of
+    the final table: the snapshot, as of each completed commit, each incremental pull
+    between two neighbours."""
+    return bank_of_reads(
+        "Apache Hudi's Spark reader (time travel, incremental)",
+        reads.snapshot,
+        reads.as_of,
+        reads.errors,
+        accounts,
+        txns,
+        reads.incremental,
+    )
 
 
 def check_unique_keys(snapshot: pa.Table | None) -> CheckResult:

@@ -31,7 +31,7 @@ from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
 from harness.scenario import Scenario
 from harness.systems.hudi.analyse import analyse_hudi_run
-from harness.systems.hudi.batch_writers import BatchWriters, writer_configs
+from harness.systems.hudi.batch_writers import WRITER, writer_configs
 from harness.systems.hudi.driver_clock import ClockSteps, ClockUnavailable, DriverClock, step_of
 from harness.systems.hudi.lock_holder import LockHolders
 from harness.systems.hudi.lock_options import ZOOKEEPER_BASE_PATH, occ_options
@@ -47,6 +47,7 @@ from harness.systems.hudi.stream_config import TABLE_NAME, hudi_exception, strea
 from harness.systems.hudi.task_crash import TaskCrashes, crash_spec
 from harness.systems.hudi.timeline_watch import TimelineWatch
 from harness.systems.spark_stream.anchor import run_started
+from harness.systems.spark_stream.batch_writers import BatchWriters
 from harness.systems.spark_stream.landing import Lander, event_spec
 from harness.systems.spark_stream.runtime_cache import SparkRuntime
 
@@ -253,7 +254,7 @@ def _prepare(
     if run.clock is not None:
         run.config.setdefault("jvm_env", {}).update(run.clock.clock.env())  # its JVM only
     configs = writer_configs(scenario, run.config, paths.control)
-    run.writers = BatchWriters(runtime, configs, paths.logs) if configs else None
+    run.writers = BatchWriters(runtime, configs, paths.logs, WRITER, "Hudi") if configs else None
     return run, lock
 
 

@@ -19,7 +19,6 @@ from harness.runner.errors import RunError
 from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
-from harness.systems.hudi.batch_writers import BatchWriters
 from harness.systems.hudi.driver_clock import ClockSteps
 from harness.systems.hudi.driver_pause import DriverPause
 from harness.systems.hudi.lock_pause import LockHolderPause
@@ -30,6 +29,7 @@ from harness.systems.hudi.task_crash import TaskCrashes, failed_batch, write_arm
 from harness.systems.hudi.task_crash_stage import ARMED
 from harness.systems.hudi.timeline_watch import SeenInstant
 from harness.systems.spark_stream.anchor import Anchor
+from harness.systems.spark_stream.batch_writers import BatchWriters
 from harness.systems.spark_stream.driver_process import DriverProcess, start_stream_driver
 from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
 

@@ -1,5 +1,7 @@
-"""Iceberg's commit log on a Hadoop table: `metadata/v<N>.metadata.json`, written by the
-metadata swap that is Iceberg's commit (version-hint.text names the newest).
+"""Iceberg's commit log: its metadata versions. On a hadoop catalog's table each is
+`metadata/v<N>.metadata.json`, made by the rename that is the commit; on a JDBC catalog's
+`metadata/<NNNNN>-<uuid>.metadata.json`, committed once the catalog's pointer names it
+(catalog.py).
 
 What the watch keeps of a metadata version: its current snapshot (id, parent, sequence
 number), the batch that snapshot's summary records for the stream
@@ -17,6 +19,7 @@ from typing import Any
 
 import fastavro
 
+from harness.systems.iceberg.catalog import committed_metadata
 from harness.systems.spark_stream.checkpoint_truth import local_path
 from harness.systems.spark_stream.commit_watch import CommitLog, SeenCommit
 
@@ -69,4 +72,13 @@ def read_metadata(path: Path, version: int) -> SeenCommit:
     )
 
 
-ICEBERG_LOG = CommitLog("metadata", re.compile(r"^v(\d+)\.metadata\.json$"), read_metadata, first=1)
+ICEBERG_LOGS = {
+    "hadoop": CommitLog("metadata", re.compile(r"^v(\d+)\.metadata\.json$"), read_metadata, 1),
+    "jdbc": CommitLog(
+        "metadata",
+        re.compile(r"^(\d{5,})-[0-9a-f-]{36}\.metadata\.json$"),
+        read_metadata,
+        first=0,  # the table's creation
+        committed=committed_metadata,
+    ),
+}

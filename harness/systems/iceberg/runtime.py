@@ -17,7 +17,13 @@ from harness.systems.spark_stream.runtime_cache import (
 DEFAULT_VERSION = "1.11.0"
 SPARK_LINE = "4.1"
 SCALA = "2.13"
-ICEBERG_RUNTIMES = {"1.11.0": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0",)}
+ICEBERG_RUNTIMES = {
+    "1.11.0": (
+        "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0",
+        # The JDBC catalog's driver: a SQLite file serialises commits across processes.
+        "org.xerial:sqlite-jdbc:3.54.1.0",
+    )
+}
 
 
 def ensure_runtime(version: str = DEFAULT_VERSION, root: Path | None = None) -> SparkRuntime:

@@ -1,8 +1,10 @@
 """A table format's commit log as the runner sees it: its commit files in the order they
 appeared, on the runner's monotonic clock (DESIGN.md "Systems under test", commit log).
 
-Delta's `_delta_log/<version>.json` and Iceberg's `metadata/v<N>.metadata.json` are both
-counters written with put-if-absent: commit N+1 is written by a writer that read N. The
+Delta's `_delta_log/<version>.json` and Iceberg's `metadata/v<N>.metadata.json` (hadoop
+catalog) are both counters written with put-if-absent: commit N+1 is written by a writer
+that read N. Iceberg's JDBC catalog commits by swapping its pointer to a metadata file, so
+there the log lists the files the pointer's chain names (CommitLog.committed). The
 watch records each commit file the first time it sees it, read by the format's own parser
 into a SeenCommit (the batch id the commit records for the stream, the files it adds and
 removes), and notes when each of Spark's `offsets/N` appeared: a batch's commit latency
@@ -44,6 +46,19 @@ class CommitLog:
     name: re.Pattern[str]  # a commit file's name; group 1 is its version
     read: Callable[[Path, int], SeenCommit]  # (file, version) -> the commit, seen_s=0
     first: int  # the first version a table's log holds
+    # Where a file's appearance is not its commit (a catalog swaps a pointer to it): the
+    # table -> its committed files. None: every commit file in `folder` is committed.
+    committed: Callable[[Path], list[Path]] | None = None
+
+    def files(self, table: Path) -> list[tuple[int, Path]]:
+        """(version, file) of each committed version, in version order."""
+        folder = table / self.folder
+        if self.committed is not None:
+            paths = self.committed(table)
+        else:
+            paths = [folder / n for n in os.listdir(folder)] if folder.is_dir() else []
+        matches = ((self.name.match(p.name), p) for p in paths)
+        return sorted((int(m.group(1)), p) for m, p in matches if m)
 
 
 class CommitWatch:
@@ -59,7 +74,7 @@ class CommitWatch:
         on_new: Callable[[list[SeenCommit]], None] | None = None,
     ) -> None:
         self.log = log
-        self.folder = Path(table_path) / log.folder
+        self.table = Path(table_path)
         self.offsets = Path(checkpoint_dir) / "offsets"
         self.interval_s = interval_s
         self.on_new = on_new
@@ -76,11 +91,6 @@ class CommitWatch:
         with self._lock:
             return list(self._order)
 
-    def _found(self) -> list[tuple[int, Path]]:
-        names = os.listdir(self.folder) if self.folder.is_dir() else []
-        matches = ((self.log.name.match(n), n) for n in names)
-        return sorted((int(m.group(1)), self.folder / n) for m, n in matches if m)
-
     def poll(self) -> list[SeenCommit]:
         """One look at the log: the commits not seen before."""
         self._poll += 1
@@ -89,7 +99,7 @@ class CommitWatch:
             if name.isdigit():
                 self.planned_seen.setdefault(int(name), now)
         new = []
-        for version, path in self._found():
+        for version, path in self.log.files(self.table):
             if version not in self._seen:
                 commit = self.log.read(path, version)
                 new.append(_seen_at(commit, now, self._poll))

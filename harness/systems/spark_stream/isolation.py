@@ -21,15 +21,21 @@ from harness.systems.spark_stream.commit_watch import SeenCommit
 from harness.systems.spark_stream.exactly_once import expected_batches, judge_rows
 
 
-def stream_commits(entries: Sequence[SeenCommit]) -> list[SeenCommit]:
-    """The commits that made a batch of the stream visible, in version order (Iceberg's
-    later metadata versions keep a snapshot current: its first version counts)."""
+def snapshot_commits(entries: Sequence[SeenCommit], first: int) -> list[SeenCommit]:
+    """The commits after the table's creation (version `first`, holding no rows) that
+    made a new table state visible, in version order: Iceberg's later metadata versions
+    may keep a snapshot current, and only its first version counts."""
     out: list[SeenCommit] = []
     for e in sorted(entries, key=lambda e: e.version):
-        if e.batch is None or (out and e.snapshot is not None and e.snapshot == out[-1].snapshot):
-            continue
-        out.append(e)
+        kept = out and e.snapshot is not None and e.snapshot == out[-1].snapshot
+        if e.version != first and not kept:
+            out.append(e)
     return out
+
+
+def stream_commits(entries: Sequence[SeenCommit], first: int) -> list[SeenCommit]:
+    """The commits that made a batch of the stream visible, in version order."""
+    return [e for e in snapshot_commits(entries, first) if e.batch is not None]
 
 
 def _failure(commit: SeenCommit, result: CheckResult) -> dict[str, Any]:
@@ -42,18 +48,18 @@ def _failure(commit: SeenCommit, result: CheckResult) -> dict[str, Any]:
 
 def check_isolation(
     truth: CheckpointTruth,
-    entries: Sequence[SeenCommit],
+    commits: Sequence[SeenCommit],
     reads: Mapping[int, pa.Table],
     errors: Mapping[int, str],
     spec: EventSpec,
     reader: str,
 ) -> CheckResult:
-    """`reads`: version -> the rows read as of that commit; `errors`: reads that failed."""
+    """`commits`: the stream's (stream_commits); `reads`: version -> the rows read as of
+    that commit; `errors`: reads that failed."""
     batches = expected_batches(truth)
     if isinstance(batches, str):
         return CheckResult("isolation", "unknown", {"reason": batches})
     by_id = {b["batch_id"]: {**b, "certain": True} for b in batches}
-    commits = stream_commits(entries)
     evidence: dict[str, Any] = {"reader": f"{reader} (time travel)", "commits": len(commits)}
     unknown = [c.batch for c in commits if c.batch not in by_id and c.batch is not None]
     missing = [c.version for c in commits if c.version not in reads]

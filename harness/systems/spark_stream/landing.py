@@ -25,10 +25,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.pipeline.events import EventSpec, generate
+from harness.pipeline.events import EventSpec, generate, opening_balances
 from harness.pipeline.rates import RateLaw
 from harness.scenario import Scenario
 
+OPENING_FILE = "opening-balances.parquet"
 NAME_RE = re.compile(r"^(\d{9})-p(\d{4})-(\d{12})-(\d{12})\.parquet$")
 
 
@@ -80,6 +81,14 @@ def event_spec(scenario: Scenario) -> EventSpec:
         payload_bytes=src.payload_bytes,
         file_groups=scenario.table.file_groups,
     )
+
+
+def land_opening_balances(scenario: Scenario, folder: Path) -> str | None:
+    """Bank mode: the accounts' opening balances as one Parquet file for the stream driver
+    to commit before the stream (outside the landing folder: the stream never reads it)."""
+    if scenario.source.mode != "bank":
+        return None
+    return str(write_atomically(opening_balances(event_spec(scenario)), folder, OPENING_FILE))
 
 
 class Lander:

@@ -40,7 +40,7 @@ def read_back(run: SinkRun, commits: Sequence[SeenCommit]) -> SinkReads:
         "jars": list(run.runtime.jars),
         "format": run.system.format,
         "session": run.config["session"],
-        "table_path": str(run.paths.table),
+        "table_sql": run.config["table_sql"],
         "out_dir": str(out),
         "as_of": {str(c.version): run.system.as_of(c) for c in commits},
     }

@@ -3,11 +3,12 @@ as of each commit asked for, as Parquet for the judge. Run as a process of its o
 the project's python and pyspark 4.1:
 
     python reader.py CONFIG.json
-    # {"jars", "format", "session", "table_path", "out_dir", "as_of": {label: {option: value}}}
+    # {"jars", "format", "session", "table_sql", "out_dir", "as_of": {label: version}}
 
-`spark.read.format(<format>)` (with the format's time-travel option for an as-of read),
-written by Spark to out_dir/snapshot/ and out_dir/as_of/<label>/. A read that fails is
-named in out_dir/failed.json with its Java exception, and the others still run.
+The table by its name in SQL (`VERSION AS OF` for an as-of read: Spark's own time travel,
+which both formats implement), written by Spark to out_dir/snapshot/ and
+out_dir/as_of/<label>/. A read that fails is named in out_dir/failed.json with its Java
+exception, and the others still run.
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from harness.systems.spark_stream.stream_driver import build_session
 
 def run(cfg: dict[str, Any]) -> int:
     spark = build_session({**cfg, "app_name": f"{cfg['format']}-reader", "master": "local[2]"})
-    reads = {"snapshot": {}, **{f"as_of/{k}": v for k, v in cfg.get("as_of", {}).items()}}
+    table = cfg["table_sql"]
+    reads = {
+        f"as_of/{k}": f"SELECT * FROM {table} VERSION AS OF {v}" for k, v in cfg["as_of"].items()
+    }
+    reads = {"snapshot": f"SELECT * FROM {table}", **reads}
     failed: dict[str, str] = {}
-    for label, options in reads.items():
+    for label, query in reads.items():
         try:
-            rows = spark.read.format(cfg["format"]).options(**options).load(cfg["table_path"])
-            rows.write.mode("overwrite").parquet(f"{cfg['out_dir']}/{label}")
+            spark.sql(query).write.mode("overwrite").parquet(f"{cfg['out_dir']}/{label}")
         except Exception as exc:  # one failed read must not hide the others
             failed[label] = java_error(exc)
     with open(f"{cfg['out_dir']}/failed.json", "w", encoding="utf-8") as handle:

@@ -18,18 +18,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.checks import CheckResult
+from harness.checks.bank_reads import bank_of_reads
 from harness.checks.result import capped
 from harness.checks.unique_keys import unique_keys
 from harness.history import HistoryWriter, load_events, read_series
+from harness.history_events import Kind
 from harness.runner.analysis import assemble_result
 from harness.systems.spark_stream.anchor import Anchor
 from harness.systems.spark_stream.checkpoint_truth import CheckpointTruth, batch_rows, read_truth
 from harness.systems.spark_stream.commit_rules import judge
 from harness.systems.spark_stream.commit_watch import CommitWatch, SeenCommit
 from harness.systems.spark_stream.exactly_once import check_exactly_once
-from harness.systems.spark_stream.isolation import check_isolation, stream_commits
+from harness.systems.spark_stream.isolation import (
+    check_isolation,
+    snapshot_commits,
+    stream_commits,
+)
 from harness.systems.spark_stream.landing import event_spec
-from harness.systems.spark_stream.read_back import read_back, reader_name
+from harness.systems.spark_stream.read_back import SinkReads, read_back, reader_name
 from harness.systems.spark_stream.run_environment import system_environment, unmeasured
 
 if TYPE_CHECKING:
@@ -87,9 +93,27 @@ def check_timeline(entries: Sequence[SeenCommit], watch: CommitWatch, table: Pat
     return CheckResult("timeline", "invalid" if violations else "valid", evidence)
 
 
+def _bank(run: SinkRun, reads: SinkReads) -> CheckResult:
+    txns = [e for e in load_events(run.paths.history)[0] if e["kind"] == Kind.TXN]
+    errors = {f"as_of/{version}": message for version, message in reads.errors.items()}
+    if reads.failure is not None:
+        errors["snapshot"] = reads.failure
+    return bank_of_reads(
+        f"{reader_name(run)} (time travel)",
+        reads.snapshot,
+        reads.as_of,
+        errors,
+        run.scenario.source.accounts,
+        txns,
+    )
+
+
 def _checks(run: SinkRun, truth: CheckpointTruth, watch: CommitWatch) -> list[CheckResult]:
     entries = watch.entries()
-    reads = read_back(run, stream_commits(entries))
+    # bank: the table as of every commit after its creation (the opening balances', each
+    # transfer's); the other checks need only the stream's.
+    first, bank = watch.log.first, "bank" in run.scenario.checks
+    reads = read_back(run, (snapshot_commits if bank else stream_commits)(entries, first))
     snapshot, spec, reader = reads.snapshot, event_spec(run.scenario), reader_name(run)
     judges: dict[str, Callable[[], CheckResult]] = {
         "exactly_once": lambda: check_exactly_once(truth, snapshot, spec, reader),
@@ -100,8 +124,9 @@ def _checks(run: SinkRun, truth: CheckpointTruth, watch: CommitWatch) -> list[Ch
         ),
         "timeline": lambda: check_timeline(entries, watch, run.paths.table),
         "isolation": lambda: check_isolation(
-            truth, entries, reads.as_of, reads.errors, spec, reader
+            truth, stream_commits(entries, first), reads.as_of, reads.errors, spec, reader
         ),
+        "bank": lambda: _bank(run, reads),
     }
     return [judges[name]() for name in run.scenario.checks]  # validate admits only these
 

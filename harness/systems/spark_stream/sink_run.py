@@ -34,15 +34,17 @@ from harness.runner.progress import RunProgress
 from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
 from harness.scenario import Scenario
 from harness.systems.spark_stream.anchor import Anchor, run_started
+from harness.systems.spark_stream.batch_writers import BatchWriters, sink_writer_configs
 from harness.systems.spark_stream.commit_watch import CommitWatch
 from harness.systems.spark_stream.driver_process import DriverProcess, start_stream_driver
-from harness.systems.spark_stream.landing import Lander, event_spec
+from harness.systems.spark_stream.landing import Lander, event_spec, land_opening_balances
 from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, SparkRuntime
 from harness.systems.spark_stream.seams import KillAfterCommit
 from harness.systems.spark_stream.sink_analyse import analyse_sink_run
 from harness.systems.spark_stream.sink_system import SinkSystem
 
 DRIVER = Path(__file__).with_name("stream_driver.py")
+WRITER = Path(__file__).with_name("batch_writer.py")
 START_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 120.0
 SETTLE_LIMIT_S = 120.0  # past its duration, a run waits at most this long for its crash
@@ -66,6 +68,7 @@ class SinkRun:
     t0: float = 0.0
     anchor: Anchor = field(default_factory=lambda: Anchor(time.time(), time.monotonic()))
     progress: RunProgress | None = None
+    writers: BatchWriters | None = None
 
     @property
     def driver(self) -> DriverProcess:
@@ -112,13 +115,23 @@ class SinkRun:
         self.start_driver()
 
     def _check_alive(self) -> None:
-        code = self.driver.process.poll()
-        if code is not None:
-            what = f"{self.system.label}'s stream driver exited by itself with {code} mid-run"
-            self.system_failure = f"{what}; see {self.driver.log_path}"
-            raise RunError(self.system_failure)
+        """A driver or batch writer that exited by itself ends the run now."""
+        gone = self.writers.exited() if self.writers else None
+        if self.driver.process.poll() is not None:
+            gone, what = self.driver, f"{self.system.label}'s stream driver"
+        elif gone is not None:
+            what = f"a {self.system.label} batch writer"
+        else:
+            return
+        code = gone.process.returncode
+        self.system_failure = f"{what} exited by itself with {code} mid-run; see {gone.log_path}"
+        raise RunError(self.system_failure)
 
     def unsettled(self) -> bool:
+        """A crash still to fire, or a batch writer yet to commit: past its duration the
+        run goes on for these (up to SETTLE_LIMIT_S)."""
+        if self.writers is not None and not self.writers.each_committed():
+            return True
         return bool(self.pending) or self.seam is not None
 
 
@@ -127,13 +140,18 @@ def driver_config(
 ) -> dict[str, Any]:
     trigger_s = scenario.engine.checkpoint_interval_s
     table_sql = system.table_sql(paths.root)
+    properties = ", ".join(f"'{k}' = '{v}'" for k, v in system.table_properties.items())
     config = {
         "format": system.format,
         "session": dict(system.session(paths.root)),
         "table_sql": table_sql,
-        "create_sql": f"CREATE TABLE IF NOT EXISTS {table_sql} ({SPARK_SCHEMA}) "
-        f"USING {system.format}",
+        "create_sql": [
+            *system.prepare_sql(paths.root),
+            f"CREATE TABLE IF NOT EXISTS {table_sql} ({SPARK_SCHEMA}) USING {system.format}"
+            + (f" TBLPROPERTIES ({properties})" if properties else ""),
+        ],
         "txn_confs": system.txn_confs,
+        "stream_by_name": system.stream_by_name,
         "master": f"local[{scenario.engine.writers},4]",  # a killed task gets 4 attempts
         "jars": list(runtime.jars),
         "landing_dir": str(paths.root / "landing"),
@@ -141,6 +159,7 @@ def driver_config(
         "table_path": str(paths.table),
         "checkpoint_dir": str(paths.root / "checkpoint"),
         "mode": scenario.source.mode,
+        "opening": land_opening_balances(scenario, paths.control),
         "record_key": "id",
         "identifier": f"instantbench-{scenario.name}",
         "trigger_s": trigger_s,
@@ -172,7 +191,11 @@ def _sample(run: SinkRun, lander: Lander, elapsed: float) -> None:
 
 
 def stream(run: SinkRun, lander: Lander, watch: CommitWatch) -> None:
+    if run.writers is not None:
+        run.writers.launch()  # their JVMs start beside the driver's, then wait for the table
     run.start_driver()
+    if run.writers is not None:
+        run.writers.ready()
     run.anchor = run_started(run.history, run.scenario, run.paths.root.name)
     run.t0 = run.anchor.wall
     lander.start()
@@ -191,20 +214,28 @@ def stream(run: SinkRun, lander: Lander, watch: CommitWatch) -> None:
 
 
 def _stop_all(run: SinkRun, lander: Lander, watch: CommitWatch, timeout_s: float) -> str | None:
-    """Stop the feed, then the driver (it drains first), then the watch."""
+    """Stop the feed, the batch writers (each ends its transaction while the stream
+    drains), the driver (it drains first), then the watch; what did not stop cleanly."""
     lander.stop()
+    if run.writers is not None:
+        run.writers.request_stop()
     code = run.driver.stop(timeout_s) if run.drivers else None
     for driver in run.drivers[:-1]:
         if driver.process.poll() is None:
             driver.kill()
+    problem = None
+    if code is not None:
+        run.history.record(Kind.DRIVER_EXIT, pid=run.driver.process.pid, code=code)
+    if code not in (None, 0):
+        what = f"{run.system.label}'s stream driver did not stop cleanly (exit {code})"
+        problem = f"{what}; see {run.driver.log_path}"
+    if run.writers is not None:
+        codes = run.writers.stop(timeout_s)
+        run.writers.record(run.history)
+        if any(c != 0 for c in codes) and problem is None:
+            what = f"a {run.system.label} batch writer did not stop cleanly (exits {codes})"
+            problem = f"{what}; see {run.paths.logs}"
     watch.stop()
-    if code is None:
-        return None
-    run.history.record(Kind.DRIVER_EXIT, pid=run.driver.process.pid, code=code)
-    if code == 0:
-        return None
-    what = f"{run.system.label}'s stream driver did not stop cleanly (exit {code})"
-    problem = f"{what}; see {run.driver.log_path}"
     run.system_failure = run.system_failure or problem
     return problem
 
@@ -230,6 +261,9 @@ def run_sink(
         driver_config(system, scenario, paths, runtime),
         variant,
     )
+    configs = sink_writer_configs(system, scenario, run.config, paths.control)
+    if configs:
+        run.writers = BatchWriters(runtime, configs, paths.logs, WRITER, system.label)
     crashes = [o for o in fault_occurrences(scenario) if o.kind == FaultKind.COORDINATOR_CRASH]
     run.pending = sorted(crashes, key=lambda o: o.at_s)
     law = rate_law(scenario.source.rate.model_dump(mode="json"), scenario.run_s)

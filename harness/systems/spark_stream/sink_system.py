@@ -5,7 +5,7 @@ Spark's (harness/systems/spark_stream/sink_run.py runs any of them)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.systems.spark_stream.commit_watch import CommitLog, SeenCommit
@@ -23,4 +23,13 @@ class SinkSystem:
     session: Callable[[Path], Mapping[str, str]]  # the run's root -> its session settings
     table_sql: Callable[[Path], str]  # the run's root -> the table's name in SQL
     txn_confs: bool  # whether foreachBatch writes take Delta's txnAppId/txnVersion
-    as_of: Callable[[SeenCommit], dict[str, str]]  # the reader's options for a time travel
+    stream_by_name: bool  # whether the stream writes to the table's name (else its path)
+    as_of: Callable[[SeenCommit], str]  # a commit -> what `VERSION AS OF` takes for it
+    # the run's root -> SQL to run before the table is created (a catalog's namespace)
+    prepare_sql: Callable[[Path], tuple[str, ...]] = lambda root: ()
+    table_properties: Mapping[str, str] = field(default_factory=dict)
+    # Java exceptions (simple names) meaning a batch writer's commit lost a race and was not
+    # made, unless one of `indeterminate` is among the failure's causes too; anything else
+    # a failed commit raises is indeterminate (the commit may have landed).
+    conflicts: tuple[str, ...] = ()
+    indeterminate: tuple[str, ...] = ()

@@ -5,7 +5,8 @@ with the project's python and pyspark 4.1, from one JSON config file:
     python stream_driver.py CONFIG.json
 
 The config names the format and what it needs (its session settings, the SQL that creates
-the table, the table's name for SQL). append: `writeStream.format(<format>)`, the format's
+the table, the table's name for SQL). append and bank (each transfer's two legs appended,
+after the opening balances): `writeStream.format(<format>)`, the format's
 own idempotent sink (Delta's SetTransaction(query id, batch id), Iceberg's query id and
 epoch id in the snapshot summary). upsert: `foreachBatch` with a MERGE of each key's newest
 event in the batch, made idempotent as the format documents for foreachBatch (Delta: the
@@ -123,7 +124,25 @@ def start_query(spark: SparkSession, cfg: dict[str, Any]) -> StreamingQuery:
     writer = writer.queryName(cfg.get("query_name", f"{cfg['format']}_sink"))
     if cfg["mode"] == "upsert":
         return writer.foreachBatch(merge_batch(cfg)).start()
-    return writer.format(cfg["format"]).outputMode("append").start(cfg["table_path"])
+    writer = writer.format(cfg["format"]).outputMode("append")
+    if cfg["stream_by_name"]:  # a catalog's table (Iceberg's JDBC) has no path to start at
+        return writer.toTable(cfg["table_sql"])
+    return writer.start(cfg["table_path"])  # Delta refuses toTable on a path-based table
+
+
+def create_table(spark: SparkSession, cfg: dict[str, Any]) -> None:
+    """The table (its first commit, before the stream's) and, in bank mode, the opening
+    balances (ids -1 - account: never a leg's) unless a driver before this one committed
+    them: one commit that names no batch, which every later read must hold."""
+    for statement in cfg["create_sql"]:
+        spark.sql(statement)
+    opening, table = cfg.get("opening"), cfg["table_sql"]
+    if opening is None:
+        return
+    row = spark.sql(f"SELECT count(*) FROM {table} WHERE id < 0").first()
+    if row is not None and row[0] == 0:
+        spark.sql(f"INSERT INTO {table} SELECT * FROM parquet.`{opening}`")
+        emit("opened", path=opening)
 
 
 def drained(cfg: dict[str, Any]) -> bool:
@@ -140,7 +159,7 @@ def run(cfg: dict[str, Any]) -> int:
     t0 = time.monotonic()
     spark = build_session(cfg)
     spark.streams.addListener(BatchLines())
-    spark.sql(cfg["create_sql"])  # the table's first commit, before the stream's
+    create_table(spark, cfg)
     query = start_query(spark, cfg)
     emit("started", startup_s=round(time.monotonic() - t0, 3), pid=os.getpid())
     while not os.path.exists(cfg["stop_file"]):

@@ -184,8 +184,9 @@ def test_a_table_format_takes_cow_appends_and_a_kill_between_commits_and_says_wh
     kind: str,
 ) -> None:
     """Delta and Iceberg through their own Spark sinks: the default checks, a COW table,
-    the after_commit kill; merge-on-read, ACK faults, batch writers and bank refused, each
-    with the reason; Iceberg's upserts refused (no idempotent foreachBatch write)."""
+    the after_commit kill, bank streams; merge-on-read, ACK faults and batch writers on a
+    local folder refused, each with the reason; Iceberg's upserts refused (no idempotent
+    foreachBatch write)."""
     base = {"name": "f", "system": {"kind": kind}, "table": {"type": "cow"}}
     crash = [{"kind": "coordinator_crash", "at_s": 8, "point": "after_commit"}]
     s = validate_scenario({**base, "faults": crash})
@@ -200,11 +201,15 @@ def test_a_table_format_takes_cow_appends_and_a_kill_between_commits_and_says_wh
     assert "drop_ack cannot act on" in ack and "commits inside the micro-batch" in ack
     point = _problem({**base, "faults": [{**crash[0], "point": "mid_commit"}]})
     assert "faults.0.point" in point and "after_commit" in point
-    writers = _problem({**base, "batch_writers": {"count": 1, "op": "upsert"}})
-    assert "batch_writers.count" in writers and "allowed: at most 0" in writers
-    # The refusal names the documented unsafety, not only "not built".
-    unsafe = {"delta": "within one JVM only (HDFSLogStore)", "iceberg": "HadoopTableOperations"}
+    # Batch writers: the refusal names the documented unsafety, not only "not built"
+    # (Iceberg's, of its default catalog: test_iceberg_batch_writers_need_the_catalog_...).
+    writers = _problem({**base, "batch_writers": {"count": 1, "op": "transfer"}})
+    unsafe = {"delta": "within one JVM only (HDFSLogStore)", "iceberg": "check-then-rename"}
     assert unsafe[kind] in writers and "several" in writers
+    if kind == "delta":
+        assert "batch_writers.count" in writers and "allowed: at most 0" in writers
+    bank = validate_scenario({**base, "source": {"mode": "bank"}})
+    assert bank.checks[-1] == "bank"  # the stream's legs after the opening balances
     upsert = {**base, "source": {"mode": "upsert", "keys": 100}}
     if kind == "delta":
         assert validate_scenario(upsert).source.mode == "upsert"
@@ -212,3 +217,33 @@ def test_a_table_format_takes_cow_appends_and_a_kill_between_commits_and_says_wh
         assert "apache/iceberg#8809" in _problem(upsert)
     version = _problem({**base, "system": {"kind": kind, "version": "0.1"}})
     assert "system.version" in version and "allowed:" in version
+
+
+def _iceberg(catalog: str | None, **sections: object) -> dict:
+    system = {"kind": "iceberg", **({"catalog": catalog} if catalog else {})}
+    return {"name": "i", "system": system, "source": {"mode": "bank"}, **sections}
+
+
+def test_iceberg_batch_writers_need_the_catalog_that_serialises_commits() -> None:
+    """Iceberg documents its hadoop catalog as safe for one writing process; the JDBC
+    catalog's row update serialises commits across processes."""
+    writers = {"count": 2, "op": "transfer"}
+    ok = validate_scenario(_iceberg("jdbc", batch_writers=writers))
+    assert (ok.system.catalog, ok.batch_writers.count) == ("jdbc", 2)
+    assert "bank" in ok.checks
+    for catalog in ("hadoop", None):  # named, or the default
+        refused = _problem(_iceberg(catalog, batch_writers=writers))
+        assert "system.catalog" in refused and "check-then-rename" in refused
+        assert "allowed: jdbc" in refused
+    assert validate_scenario(_iceberg(None)).system.catalog is None  # one writer: fine
+    lock = _problem(
+        _iceberg("jdbc", batch_writers=writers, engine={"lock": {"provider": "zookeeper"}})
+    )
+    assert "engine.lock.provider" in lock and "takes no lock provider" in lock
+
+
+def test_a_catalog_is_iceberg_s_to_choose() -> None:
+    delta = _problem({"name": "d", "system": {"kind": "delta", "catalog": "jdbc"}})
+    assert "system.catalog" in delta and "delta has no catalog to choose" in delta
+    engine = _problem({"name": "e", "system": {"catalog": "jdbc"}})
+    assert "system.catalog" in engine and "leave it out" in engine

@@ -1,7 +1,7 @@
 """The final balances against the transfers the batch writers reported: a reported
 outcome is what the client saw, and an error may still have committed."""
 
-from harness.systems.hudi.transfers import MAX_INDETERMINATE, reconcile
+from harness.checks.transfers import MAX_INDETERMINATE, reconcile
 
 
 def _txn(source: int, target: int, amount: int, outcome: str = "ok") -> dict:
