@@ -69,7 +69,7 @@ class BatchWriters:
         if line is None:
             tail = "\n".join(process.log_path.read_text().splitlines()[-5:])
             raise RunError(
-                f"a {self.label} batch writer did not report {event}; see "
+                f"a batch writer of {self.label} did not report {event}; see "
                 f"{process.log_path}: {tail}"
             )
 

@@ -120,7 +120,7 @@ class SinkRun:
         if self.driver.process.poll() is not None:
             gone, what = self.driver, f"{self.system.label}'s stream driver"
         elif gone is not None:
-            what = f"a {self.system.label} batch writer"
+            what = f"a batch writer of {self.system.label}"
         else:
             return
         code = gone.process.returncode
@@ -233,7 +233,7 @@ def _stop_all(run: SinkRun, lander: Lander, watch: CommitWatch, timeout_s: float
         codes = run.writers.stop(timeout_s)
         run.writers.record(run.history)
         if any(c != 0 for c in codes) and problem is None:
-            what = f"a {run.system.label} batch writer did not stop cleanly (exits {codes})"
+            what = f"a batch writer of {run.system.label} did not stop cleanly (exits {codes})"
             problem = f"{what}; see {run.paths.logs}"
     watch.stop()
     run.system_failure = run.system_failure or problem
