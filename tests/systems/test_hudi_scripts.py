@@ -22,6 +22,7 @@ from harness.systems.hudi import (
     table_options,
     task_crash_stage,
     timeline_names,
+    transaction,
 )
 from harness.systems.hudi.read_table import (
     CompletedInstant,
@@ -35,7 +36,10 @@ from harness.systems.hudi.timeline_watch import SeenInstant
 ALLOWED = {"pyspark"}  # plus the standard library: nothing of the project, no pyarrow
 # The session module the scripts share: beside them when the runtime runs them as scripts,
 # through the project's package when the tests import them (the only project import).
-SHARED = {"spark_session", "table_options", "script_io", "task_crash_stage", "harness"}
+SHARED = {
+    *("spark_session", "table_options", "script_io", "task_crash_stage", "transaction"),
+    "harness",
+}
 
 
 def _top_level_imports(path: Path) -> set[str]:
@@ -58,6 +62,7 @@ def test_runtime_scripts_import_only_pyspark_and_the_standard_library() -> None:
     assert _foreign(table_options) == set()
     assert _foreign(script_io) == set()
     assert _foreign(timeline_names) == set()
+    assert _foreign(transaction) <= {"harness", "script_io"}
     # shipped to the executors with timeline_names beside it (addPyFile)
     assert _foreign(task_crash_stage) <= ALLOWED | {"harness", "timeline_names"}
     for module in (stream_driver, reader, batch_writer, java_probe, history_writer):
