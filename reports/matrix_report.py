@@ -37,11 +37,15 @@ class Cell:
 
 
 def fault_label(scenario: Mapping[str, Any]) -> str:
-    """A row's name: the source's mode, then the faults' kinds and points in order."""
+    """A row's name: the source's mode and its batch writers, then the faults' kinds and
+    points in order."""
     faults = scenario.get("faults", [])
     parts = [f"{f['kind']}@{f['point']}" if f.get("point") else str(f["kind"]) for f in faults]
-    mode = scenario.get("source", {}).get("mode", "append")
-    return f"{mode}: {' + '.join(parts) or 'no fault'}"
+    shape = str(scenario.get("source", {}).get("mode", "append"))
+    writers = scenario.get("batch_writers") or {}
+    if writers.get("count"):
+        shape += f" + {writers['count']} batch writers ({writers.get('op', 'upsert')})"
+    return f"{shape}: {' + '.join(parts) or 'no fault'}"
 
 
 def _metric(metrics: Mapping[str, Any], dotted: str) -> float | None:

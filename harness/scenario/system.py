@@ -158,16 +158,18 @@ def _shape_problems(s: "Scenario", caps: Capabilities) -> list[Problem]:
         if value not in ok
     ]
     if s.batch_writers.count > caps.max_batch_writers:
+        why = caps.refusals.get("batch_writers")
         problems.append(
             Problem(
                 "batch_writers.count",
-                f"batch writers are "
-                f"{caps.refusal('batch_writers')} on {caps.kind}; allowed: at "
-                f"most {caps.max_batch_writers}",
+                f"{caps.kind} runs at most {caps.max_batch_writers} batch writers"
+                + (f": {why}" if why else "")
+                + f"; allowed: at most {caps.max_batch_writers}",
                 s.batch_writers.count,
             )
         )
-    problems += _batch_writer_problems(s, caps)
+    else:  # what the writers do and share, once there may be writers at all
+        problems += _batch_writer_problems(s, caps)
     if s.table.storage.kind != "local":
         problems.append(
             Problem(

@@ -10,13 +10,14 @@ from reports.matrix_report import matrix_cells, render_matrix
 CRASH = [{"kind": "coordinator_crash", "at_s": 8, "point": "after_commit"}]
 
 
-def _run(night: Path, name: str, system: str, faults: list, verdict: str) -> dict:
+def _run(night: Path, name: str, system: str, faults: list, verdict: str, writers: int = 0) -> dict:
     run_dir = night / "runs" / name
     run_dir.mkdir(parents=True)
     scenario = {
         "name": name,
         "system": {"kind": system, "version": None},
-        "source": {"mode": "append"},
+        "source": {"mode": "bank" if writers else "append"},
+        "batch_writers": {"count": writers, "op": "transfer"},
         "faults": faults,
     }
     (run_dir / "scenario.yaml").write_text(yaml.safe_dump(scenario))
@@ -38,6 +39,7 @@ def test_each_run_lands_in_its_fault_row_and_system_column_with_its_figures(tmp_
         _run(night, "delta-crash", "delta", CRASH, "valid"),
         _run(night, "iceberg-crash", "iceberg", CRASH, "invalid"),
         _run(night, "delta-clean", "delta", [], "valid"),
+        _run(night, "iceberg-occ", "iceberg", CRASH, "valid", writers=2),
         {"series": "benchmarks", "verdict": "valid", "run_dir": None},
     ]
     (night / "nightly.json").write_text(json.dumps({"runs": runs}))
@@ -46,6 +48,8 @@ def test_each_run_lands_in_its_fault_row_and_system_column_with_its_figures(tmp_
         ("append: coordinator_crash@after_commit", "delta"),
         ("append: coordinator_crash@after_commit", "iceberg"),
         ("append: no fault", "delta"),
+        # batch writers beside the stream: a row of their own
+        ("bank + 2 batch writers (transfer): coordinator_crash@after_commit", "iceberg"),
     }
     (broken,) = cells[("append: coordinator_crash@after_commit", "iceberg")]
     assert broken.verdict == "invalid" and broken.failed_checks == ("exactly_once",)
