@@ -1,6 +1,7 @@
-"""Isolation through a format's time travel (harness/systems/spark_stream/isolation.py):
-each read as of a commit must hold exactly the batches committed by then, on landed files
-and a Spark checkpoint written here."""
+"""Isolation through a format's time travel and incremental reads
+(harness/systems/spark_stream/isolation.py): each read as of a commit must hold exactly the
+batches committed by then, each pull exactly the batch it reaches, on landed files and a
+Spark checkpoint written here."""
 
 import json
 from pathlib import Path
@@ -14,8 +15,10 @@ from harness.systems.spark_stream.isolation import (
     check_isolation,
     snapshot_commits,
     stream_commits,
+    stream_pulls,
 )
 from harness.systems.spark_stream.landing import file_name, write_atomically
+from harness.systems.spark_stream.read_back import SinkReads
 
 SPEC = EventSpec(
     mode="append", seed=1, partitions=1, keys=100, accounts=0, payload_bytes=1, file_groups=1
@@ -54,22 +57,55 @@ def test_each_read_as_of_a_commit_holds_exactly_the_batches_committed_by_then(
     tmp_path: Path,
 ) -> None:
     truth = read_truth(_checkpoint(tmp_path, [(0, 10), (10, 25)]))
-    entries = stream_commits([_commit(0, None), _commit(1, 0), _commit(2, 1)], first=0)
+    entries = [_commit(0, None), _commit(1, 0), _commit(2, 1)]
+    commits, pulls = stream_commits(entries, first=0), stream_pulls(entries, first=0)
     good = {1: _rows((0, 10)), 2: _rows((0, 25))}
-    result = check_isolation(truth, entries, good, {}, SPEC, "a reader")
-    assert (result.verdict, result.evidence["commits"]) == ("valid", 2)
+    increments = {(0, 1): _rows((0, 10)), (1, 2): _rows((10, 25))}
+
+    def judged(as_of: dict, incremental: dict = increments, errors: dict | None = None):
+        reads = SinkReads(as_of=as_of, incremental=incremental, errors=errors or {})
+        return check_isolation(truth, commits, pulls, reads, SPEC, "a reader")
+
+    result = judged(good)
+    assert (result.verdict, result.evidence["commits"], result.evidence["pulls"]) == (
+        "valid",
+        2,
+        2,
+    )
 
     # A read as of version 1 that shows part of batch 1 (a later commit) is a violation.
-    early = {1: _rows((0, 10), (10, 12)), 2: _rows((0, 25))}
-    result = check_isolation(truth, entries, early, {}, SPEC, "a reader")
+    result = judged({1: _rows((0, 10), (10, 12)), 2: _rows((0, 25))})
     assert result.verdict == "invalid"
     (item,) = result.evidence["violations"]["items"]
-    assert (item["version"], item["batch"], item["phantom"]) == (1, 0, 2)
+    assert (item["read"], item["version"], item["batch"], item["phantom"]) == ("as_of", 1, 0, 2)
 
-    # A read that failed, or a commit not read, leaves the verdict unknown.
-    failed = check_isolation(truth, entries, {2: good[2]}, {1: "boom"}, SPEC, "a reader")
-    assert failed.verdict == "unknown" and failed.evidence["reason"]["failed_reads"] == {1: "boom"}
-    assert check_isolation(truth, entries, {2: good[2]}, {}, SPEC, "r").verdict == "unknown"
+    # So is an incremental read after version 1 that holds a row of batch 0 again.
+    result = judged(good, {**increments, (1, 2): _rows((9, 25))})
+    (item,) = result.evidence["violations"]["items"]
+    assert (result.verdict, item["read"], item["after"], item["version"]) == (
+        "invalid",
+        "incremental",
+        1,
+        2,
+    )
+
+    # A read that failed, or a commit or pull not read, leaves the verdict unknown.
+    failed = judged({2: good[2]}, errors={"as_of/1": "boom"})
+    assert failed.verdict == "unknown"
+    assert failed.evidence["reason"]["failed_reads"] == {"as_of/1": "boom"}
+    assert judged({2: good[2]}).verdict == "unknown"
+    unpulled = judged(good, {(0, 1): increments[0, 1]})
+    assert unpulled.evidence["reason"]["not_read"] == ["incremental/1-2"]
+
+
+def test_each_of_the_stream_s_commits_is_pulled_from_the_one_before() -> None:
+    """The first from whatever commit precedes it (the creation, the opening balances),
+    each later one from the stream's previous commit, across the batch writers'."""
+    entries = [_commit(0, None), _commit(1, None, 9), _commit(2, 0, 10)]
+    entries += [_commit(3, None, 11), _commit(4, 1, 12)]
+    pulls = stream_pulls(entries, first=0)
+    assert [(a.version, u.version) for a, u in pulls] == [(1, 2), (2, 4)]
+    assert stream_pulls([_commit(1, 0, 5)], first=1) == []  # nothing before it
 
 
 def test_a_snapshot_kept_current_by_later_metadata_versions_is_read_once() -> None:

@@ -1,5 +1,6 @@
 """The final table read back through the format's own Spark reader (reader.py, a process
-of its own): its snapshot, and the table as of each of the stream's commits."""
+of its own): its snapshot, the table as of each commit asked for, and the format's
+incremental read of what each pull's commits added."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,13 +21,16 @@ if TYPE_CHECKING:
 
 READER = Path(__file__).with_name("reader.py")
 READ_TIMEOUT_S = 600.0
+Pull = tuple[SeenCommit, SeenCommit]  # (after, upto): what the commits after..upto added
 
 
 @dataclass
 class SinkReads:
     snapshot: pa.Table | None = None
     as_of: dict[int, pa.Table] = field(default_factory=dict)  # commit version -> its rows
-    errors: dict[int, str] = field(default_factory=dict)  # commit version -> why it failed
+    # (version after, version upto) -> the rows the format's incremental read returned
+    incremental: dict[tuple[int, int], pa.Table] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)  # read label -> why it failed
     failure: str | None = None  # why there is no snapshot
 
 
@@ -34,15 +38,35 @@ def reader_name(run: SinkRun) -> str:
     return f"{run.system.label}'s Spark reader"
 
 
-def read_back(run: SinkRun, commits: Sequence[SeenCommit]) -> SinkReads:
+def _pull_label(after: SeenCommit, upto: SeenCommit) -> str:
+    return f"incremental/{after.version}-{upto.version}"
+
+
+def _specs(
+    run: SinkRun, commits: Sequence[SeenCommit], pulls: Sequence[Pull]
+) -> dict[str, dict[str, Any]]:
+    table = run.config["table_sql"]
+    specs: dict[str, dict[str, Any]] = {"snapshot": {"sql": f"SELECT * FROM {table}"}}
+    for c in commits:
+        specs[f"as_of/{c.version}"] = {
+            "sql": f"SELECT * FROM {table} VERSION AS OF {run.system.as_of(c)}"
+        }
+    for after, upto in pulls:
+        spec = run.system.incremental(run.paths.root, after, upto)
+        if spec is not None:
+            specs[_pull_label(after, upto)] = spec
+    return specs
+
+
+def read_back(run: SinkRun, commits: Sequence[SeenCommit], pulls: Sequence[Pull]) -> SinkReads:
     out = run.paths.root / "reads"
+    specs = _specs(run, commits, pulls)
     config = {
         "jars": list(run.runtime.jars),
         "format": run.system.format,
         "session": run.config["session"],
-        "table_sql": run.config["table_sql"],
         "out_dir": str(out),
-        "as_of": {str(c.version): run.system.as_of(c) for c in commits},
+        "reads": specs,
     }
     config_path = run.paths.control / f"{run.system.kind}-reader.json"
     config_path.write_text(json.dumps(config))
@@ -53,11 +77,12 @@ def read_back(run: SinkRun, commits: Sequence[SeenCommit]) -> SinkReads:
     if code != 0 or "snapshot" in failed or not (out / "snapshot").is_dir():
         why = failed.get("snapshot", f"exit {code}")
         return SinkReads(failure=f"{reader_name(run)} failed ({why}); see {log}")
-    reads = SinkReads(snapshot=pq.read_table(out / "snapshot"))
+    reads = SinkReads(snapshot=pq.read_table(out / "snapshot"), errors=dict(failed))
     for commit in commits:
-        label = f"as_of/{commit.version}"
-        if label in failed:
-            reads.errors[commit.version] = failed[label]
-        else:
-            reads.as_of[commit.version] = pq.read_table(out / label)
+        if f"as_of/{commit.version}" not in failed:
+            reads.as_of[commit.version] = pq.read_table(out / f"as_of/{commit.version}")
+    for after, upto in pulls:
+        label = _pull_label(after, upto)
+        if label in specs and label not in failed:
+            reads.incremental[after.version, upto.version] = pq.read_table(out / label)
     return reads

@@ -33,6 +33,7 @@ from harness.systems.spark_stream.isolation import (
     check_isolation,
     snapshot_commits,
     stream_commits,
+    stream_pulls,
 )
 from harness.systems.spark_stream.landing import event_spec
 from harness.systems.spark_stream.read_back import SinkReads, read_back, reader_name
@@ -95,16 +96,15 @@ def check_timeline(entries: Sequence[SeenCommit], watch: CommitWatch, table: Pat
 
 def _bank(run: SinkRun, reads: SinkReads) -> CheckResult:
     txns = [e for e in load_events(run.paths.history)[0] if e["kind"] == Kind.TXN]
-    errors = {f"as_of/{version}": message for version, message in reads.errors.items()}
-    if reads.failure is not None:
-        errors["snapshot"] = reads.failure
+    errors = {**reads.errors, **({"snapshot": reads.failure} if reads.failure else {})}
     return bank_of_reads(
-        f"{reader_name(run)} (time travel)",
+        f"{reader_name(run)} (time travel, incremental)",
         reads.snapshot,
         reads.as_of,
         errors,
         run.scenario.source.accounts,
         txns,
+        reads.incremental,
     )
 
 
@@ -113,7 +113,9 @@ def _checks(run: SinkRun, truth: CheckpointTruth, watch: CommitWatch) -> list[Ch
     # bank: the table as of every commit after its creation (the opening balances', each
     # transfer's); the other checks need only the stream's.
     first, bank = watch.log.first, "bank" in run.scenario.checks
-    reads = read_back(run, (snapshot_commits if bank else stream_commits)(entries, first))
+    root, commits = run.paths.root, stream_commits(entries, first)
+    pulls = [p for p in stream_pulls(entries, first) if run.system.incremental(root, *p)]
+    reads = read_back(run, snapshot_commits(entries, first) if bank else commits, pulls)
     snapshot, spec, reader = reads.snapshot, event_spec(run.scenario), reader_name(run)
     judges: dict[str, Callable[[], CheckResult]] = {
         "exactly_once": lambda: check_exactly_once(truth, snapshot, spec, reader),
@@ -123,9 +125,7 @@ def _checks(run: SinkRun, truth: CheckpointTruth, watch: CommitWatch) -> list[Ch
             else unique_keys(snapshot.column("id"))
         ),
         "timeline": lambda: check_timeline(entries, watch, run.paths.table),
-        "isolation": lambda: check_isolation(
-            truth, stream_commits(entries, first), reads.as_of, reads.errors, spec, reader
-        ),
+        "isolation": lambda: check_isolation(truth, commits, pulls, reads, spec, reader),
         "bank": lambda: _bank(run, reads),
     }
     return [judges[name]() for name in run.scenario.checks]  # validate admits only these

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.systems.spark_stream.commit_watch import CommitLog, SeenCommit
 from harness.systems.spark_stream.runtime_cache import SparkRuntime
@@ -25,6 +26,10 @@ class SinkSystem:
     txn_confs: bool  # whether foreachBatch writes take Delta's txnAppId/txnVersion
     stream_by_name: bool  # whether the stream writes to the table's name (else its path)
     as_of: Callable[[SeenCommit], str]  # a commit -> what `VERSION AS OF` takes for it
+    # (run's root, commit after which, commit up to which) -> the reader's spec of the
+    # format's incremental read of what those commits added ({"options", "path" | "table",
+    # "where"?}), or None where the format cannot pull from `after`
+    incremental: Callable[[Path, SeenCommit, SeenCommit], dict[str, Any] | None]
     # the run's root -> SQL to run before the table is created (a catalog's namespace)
     prepare_sql: Callable[[Path], tuple[str, ...]] = lambda root: ()
     table_properties: Mapping[str, str] = field(default_factory=dict)
