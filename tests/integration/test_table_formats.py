@@ -79,6 +79,9 @@ def test_a_format_s_driver_killed_between_its_commit_and_spark_s_stays_exactly_o
     assert result["checks"]["timeline"]["versions_seen"] == len(versions)
     assert versions[0][0] == log.first
     assert result["checks"]["isolation"]["commits"] == len(batches)
+    # ... and each of them pulled through the format's incremental read from the one
+    # before (the first from the table's creation, or from the opening balances).
+    assert result["checks"]["isolation"]["pulls"] == len(batches)
     if scenario.source.mode == "bank":
         _judged_every_transfer(result, log.read, versions, len(batches))
 
@@ -99,4 +102,5 @@ def _judged_every_transfer(
     snapshots = {c.snapshot for c in (read(p, v) for v, p in versions) if c.snapshot}
     assert len(snapshots) == stream + 1 + applied  # the opening balances: one commit
     assert transfers["committed"] >= 2  # each of the two writers at least once
-    assert result["checks"]["bank"]["by_kind"]["as_of"] == len(snapshots)
+    by_kind = result["checks"]["bank"]["by_kind"]
+    assert (by_kind["as_of"], by_kind["incremental"]) == (len(snapshots), stream)
