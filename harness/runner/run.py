@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from harness.faults.storage import StorageFaults
 from harness.faults.writer_pause import install_writer_pauses
 from harness.history import HistoryWriter, append_series
 from harness.pipeline.config import COMMIT_REFUSED_EXIT, DriverConfig
-from harness.pipeline.rates import rate_law
+from harness.pipeline.rates import RateLaw, rate_law
 from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
 from harness.runner.cluster_setup import start_cluster
@@ -39,6 +39,7 @@ from harness.workload.background import Background, start_background
 
 if TYPE_CHECKING:
     from infra.cluster import ClusterBackend
+    from infra.cluster.base import ClusterInfo
 
 STARTUP_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 120
@@ -154,6 +155,45 @@ def _run_in_store(
         run_lock.stop()
 
 
+def _driver_setup(
+    scenario: Scenario,
+    paths: RunPaths,
+    master: str | None,
+    info: ClusterInfo | None,
+    store: TableStore,
+) -> tuple[DriverConfig, Path]:
+    """The driver's config, saved where the driver reads it: a cluster's master and auth
+    secret, an object store's credentials."""
+    cfg = driver_config(scenario, paths, paths.root.name, master)
+    if info is not None:
+        cfg.spark_conf.update(info.spark_conf)  # carries the cluster's auth secret
+    cfg.spark_conf.update(store.executor_env())  # an object store's credentials
+    cfg_path = paths.control / "driver.json"
+    cfg.save(cfg_path)
+    return cfg, cfg_path
+
+
+def _sample(
+    status_file: Path,
+    law: RateLaw,
+    occurrences: Sequence[Occurrence[Any]],
+    now: float,
+    elapsed: float,
+    last_rows: int,
+) -> dict[str, Any]:
+    """One second of the series, from the driver's status file."""
+    status = _read_status(status_file)
+    return {
+        "t": now,
+        "elapsed_s": elapsed,
+        "source_offset": None if law.unbounded else law.available(elapsed),
+        "committed_offset": status.get("committed_offset", 0),
+        "pending_instants": status.get("pending_instants", 0),
+        "rows_committed_total": int(status.get("rows_committed", last_rows)),
+        "active_faults": [o.label for o in occurrences if o.active(elapsed)],
+    }
+
+
 def _run(
     scenario: Scenario,
     paths: RunPaths,
@@ -166,14 +206,7 @@ def _run(
     run_id = paths.root.name
     history = HistoryWriter(paths.history, "runner")
     info = cluster.require_info() if cluster is not None else None
-    if info is not None:
-        master = info.master_url
-    cfg = driver_config(scenario, paths, run_id, master)
-    if info is not None:
-        cfg.spark_conf.update(info.spark_conf)  # carries the cluster's auth secret
-    cfg.spark_conf.update(store.executor_env())  # an object store's credentials
-    cfg_path = paths.control / "driver.json"
-    cfg.save(cfg_path)
+    cfg, cfg_path = _driver_setup(scenario, paths, info.master_url if info else master, info, store)
     occurrences = fault_occurrences(scenario)
     fired = FiredLog(cfg.fired_dir)
     supervisor = Supervisor(
@@ -188,7 +221,6 @@ def _run(
         env=info.driver_env if info is not None else None,
     )
     law = rate_law(cfg.rate, scenario.run_s)
-    status_file = Path(cfg.status_file)
     error: str | None = None
     interrupted: Interrupted | None = None
     background = Background()
@@ -199,15 +231,7 @@ def _run(
             t0 = supervisor.t0 = _wait_for_t0(Path(cfg.t0_file), supervisor)
             if ui := live_spark_ui(paths.history):
                 progress.print(f"Spark UI (while the run lasts): {ui}")
-            history.record(
-                "run_start",
-                t=t0,
-                run_id=run_id,
-                scenario=scenario.name,
-                warmup_s=scenario.warmup_s,
-                duration_s=scenario.duration_s,
-                checkpoint_interval_s=scenario.engine.checkpoint_interval_s,
-            )
+            _record_start(history, scenario, run_id, t0)
             background = start_background(
                 scenario,
                 paths.table_location,
@@ -218,47 +242,92 @@ def _run(
             skew = _runner_skew(scenario, background, t0, history)
             skew.start()
             install_writer_pauses(occurrences, background.writers, RunClock(t0=t0), history)
-            last_rows, next_sample = 0, t0 + 1.0
-            while (now := time.time()) < t0 + scenario.run_s or (
-                (supervisor.settling() or unsettled(occurrences, fired, scenario.run_s))
-                and now < t0 + scenario.run_s + SETTLE_LIMIT_S
-            ):
-                supervisor.tick()
-                if now >= next_sample:
-                    status = _read_status(status_file)
-                    rows = int(status.get("rows_committed", last_rows))
-                    elapsed = now - t0
-                    faults = [o.label for o in occurrences if o.active(elapsed)]
-                    sample = {
-                        "t": now,
-                        "elapsed_s": elapsed,
-                        "source_offset": None if law.unbounded else law.available(elapsed),
-                        "committed_offset": status.get("committed_offset", 0),
-                        "pending_instants": status.get("pending_instants", 0),
-                        "rows_committed_total": rows,
-                        "active_faults": faults,
-                    }
-                    append_series(paths.history, sample)
-                    progress.update(
-                        elapsed, max(rows - last_rows, 0), sample["pending_instants"], faults
-                    )
-                    last_rows, next_sample = rows, next_sample + 1.0
-                time.sleep(0.05)
+            _drive(scenario, paths, supervisor, t0, occurrences, fired, law, progress)
         except (RunError, RuntimeError) as exc:
             error = str(exc)
         except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (harness.runner.interrupt)
             interrupted = as_interrupted(exc)
         finally:
-            with signals_held() as held:
-                progress.note("stopping...")
-                if skew is not None:
-                    skew.stop()
-                background.stop()
-                timeout = INTERRUPT_STOP_S if interrupted else STOP_TIMEOUT_S
-                code = supervisor.stop(timeout, hurry=held.arrived)
-                interrupted = interrupted or held.take()
+            code, interrupted = _stop(progress, skew, background, supervisor, interrupted)
             if interrupted is None and error is None:
                 error = stop_error(code, supervisor.driver.log_path)
+    return _finish(
+        scenario, paths, variant, store, history, supervisor, error, interrupted, progress
+    )
+
+
+def _record_start(history: HistoryWriter, scenario: Scenario, run_id: str, t0: float) -> None:
+    history.record(
+        "run_start",
+        t=t0,
+        run_id=run_id,
+        scenario=scenario.name,
+        warmup_s=scenario.warmup_s,
+        duration_s=scenario.duration_s,
+        checkpoint_interval_s=scenario.engine.checkpoint_interval_s,
+    )
+
+
+def _stop(
+    progress: RunProgress,
+    skew: SkewApplier | None,
+    background: Background,
+    supervisor: Supervisor,
+    interrupted: Interrupted | None,
+) -> tuple[int | None, Interrupted | None]:
+    """Stop the skew, the background work and the driver, with signals held; the driver's
+    exit code, and the interruption (one that arrived meanwhile counts too)."""
+    with signals_held() as held:
+        progress.note("stopping...")
+        if skew is not None:
+            skew.stop()
+        background.stop()
+        timeout = INTERRUPT_STOP_S if interrupted else STOP_TIMEOUT_S
+        code = supervisor.stop(timeout, hurry=held.arrived)
+        return code, interrupted or held.take()
+
+
+def _drive(
+    scenario: Scenario,
+    paths: RunPaths,
+    supervisor: Supervisor,
+    t0: float,
+    occurrences: Sequence[Occurrence[Any]],
+    fired: FiredLog,
+    law: RateLaw,
+    progress: RunProgress,
+) -> None:
+    """Until the run's time is up and its faults settled (or the settle limit passed):
+    tick the supervisor, sample the series once a second."""
+    status_file = supervisor.status_file
+    last_rows, next_sample = 0, t0 + 1.0
+    while (now := time.time()) < t0 + scenario.run_s or (
+        (supervisor.settling() or unsettled(occurrences, fired, scenario.run_s))
+        and now < t0 + scenario.run_s + SETTLE_LIMIT_S
+    ):
+        supervisor.tick()
+        if now >= next_sample:
+            sample = _sample(status_file, law, occurrences, now, now - t0, last_rows)
+            append_series(paths.history, sample)
+            rows, pending = sample["rows_committed_total"], sample["pending_instants"]
+            progress.update(now - t0, max(rows - last_rows, 0), pending, sample["active_faults"])
+            last_rows, next_sample = rows, next_sample + 1.0
+        time.sleep(0.05)
+
+
+def _finish(
+    scenario: Scenario,
+    paths: RunPaths,
+    variant: str | None,
+    store: TableStore,
+    history: HistoryWriter,
+    supervisor: Supervisor,
+    error: str | None,
+    interrupted: Interrupted | None,
+    progress: RunProgress,
+) -> RunOutcome:
+    """Keep the final table's copy, end the history, judge the run (or raise the partial
+    outcome of an interrupted one)."""
     try:
         with signals_held():  # the checks read this copy of the final table
             store.keep_copy()
