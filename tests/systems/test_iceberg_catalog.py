@@ -1,7 +1,8 @@
-"""Iceberg's JDBC catalog seen from outside (harness/systems/iceberg/catalog.py): the
-commit is the catalog row's pointer, so a metadata file whose writer lost the swap is no
-commit, and the watch follows the pointer's chain, never the folder. On a catalog file and
-metadata files written here, in the layout Iceberg 1.11.0 writes (seen in its runs)."""
+"""Iceberg's catalogs seen from outside (harness/systems/iceberg/catalog.py,
+metadata_log.py). JDBC: the commit is the catalog row's pointer, so a metadata file whose
+writer lost the swap is no commit, and the watch follows the pointer's chain, never the
+folder; hadoop: the folder's v<N> files are the log. On catalog and metadata files written
+here, in the layout Iceberg 1.11.0 writes (seen in its runs)."""
 
 import json
 import sqlite3
@@ -85,3 +86,20 @@ def test_a_catalog_being_made_has_no_commit_yet(tmp_path: Path) -> None:
     assert committed_metadata(table) == []
     _point(table, None)  # its tables, not yet this table's row
     assert committed_metadata(table) == []
+
+
+def test_on_the_hadoop_catalog_every_version_file_in_the_folder_is_a_commit(
+    tmp_path: Path,
+) -> None:
+    """Its commit is the rename that makes v<N>.metadata.json: the folder is the log."""
+    table = tmp_path / "run" / "table"
+    folder = table / "metadata"
+    folder.mkdir(parents=True)
+    for version, snapshot in ((1, None), (2, 21)):
+        written = _metadata(table, version, [], snapshot)
+        written.rename(folder / f"v{version}.metadata.json")
+    (folder / "version-hint.text").write_text("2")
+    log = ICEBERG_LOGS["hadoop"]
+    assert [v for v, _ in log.files(table)] == [1, 2] and log.first == 1
+    watch = CommitWatch(log, table, tmp_path / "checkpoint")
+    assert [(c.version, c.snapshot) for c in watch.poll()] == [(1, None), (2, 21)]
