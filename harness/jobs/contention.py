@@ -19,6 +19,8 @@ from harness.scenario import Scenario
 
 DEFAULT_USERS = (1, 2, 4, 8)
 MARGIN_S = 90  # start-up, the last commits in hand, the final table read
+# How long a stage may outlast its duration per forced round (every user meeting twice).
+FORCED_ROUND_LIMIT_S = 120
 
 
 class ContentionError(RuntimeError):
@@ -35,6 +37,9 @@ class ContentionSpec:
     max_skew_ms: float = 200
     storage_latency_ms: float = 0
     seed: int = 42
+    # Each stage's first rounds in which every user begins before any commits
+    # (infra/locust/rendezvous.py): its conflicts forced, not left to its clock.
+    forced_rounds: int = 0
 
     @classmethod
     def from_scenario(
@@ -56,21 +61,26 @@ class ContentionSpec:
     def duration_s(self) -> float:
         return sum(s["duration_s"] for s in self.stages)
 
+    @property
+    def limit_s(self) -> float:
+        """The longest the stages may run: their durations, and each forced round's limit."""
+        return self.duration_s + self.forced_rounds * len(self.stages) * FORCED_ROUND_LIMIT_S
+
 
 def measure_contention(spec: ContentionSpec, work_dir: Path | None = None) -> dict[str, Any]:
     """Run the stages against a fresh table; return {stages: [...], table_commits, ...}."""
     with tempfile.TemporaryDirectory(prefix="contention-", dir=work_dir) as tmp:
         spec_file, out_file = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec_file.write_text(json.dumps({**asdict(spec), "table_path": str(Path(tmp) / "table")}))
+        table = str(Path(tmp) / "table")
+        spec_file.write_text(
+            json.dumps({**asdict(spec), "table_path": table, "limit_s": spec.limit_s})
+        )
         command = [sys.executable, "-m", "infra.locust.contention", str(spec_file), str(out_file)]
+        timeout = spec.limit_s + MARGIN_S
         try:
-            done = subprocess.run(
-                command, capture_output=True, text=True, timeout=spec.duration_s + MARGIN_S
-            )
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise ContentionError(
-                f"the Locust run did not finish within {spec.duration_s + MARGIN_S:.0f}s"
-            ) from None
+            raise ContentionError(f"the Locust run did not finish within {timeout:.0f}s") from None
         if done.returncode != 0 or not out_file.exists():
             tail = "\n".join(done.stderr.splitlines()[-15:])
             raise ContentionError(f"the Locust run exited with {done.returncode}:\n{tail}")

@@ -22,6 +22,7 @@ from locust.runners import STATE_STOPPED
 from engine.config import TableConfig
 from engine.table import Table
 from infra.locust.occ_writer import SCHEMA, TRANSITION, OccWriter, WriterSettings
+from infra.locust.rendezvous import Rendezvous
 from infra.locust.shape import Stage, StepShape, stage_label
 
 PERCENTILES = {"p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
@@ -35,7 +36,7 @@ def _attempts(env: Environment, name: str) -> dict[str, int]:
     return {"attempts": attempts, "commits": attempts - conflicts, "conflicts": conflicts}
 
 
-def _stage_stats(env: Environment, stage: Stage) -> dict[str, Any]:
+def _stage_stats(env: Environment, stage: Stage, lasted_s: float) -> dict[str, Any]:
     name = stage_label(stage.users)
     commits = env.stats.entries.get((name, "commit"))
     errors = env.stats.entries.get((name, "error"))
@@ -43,11 +44,11 @@ def _stage_stats(env: Environment, stage: Stage) -> dict[str, Any]:
     attempts, conflicts, ok = counts["attempts"], counts["conflicts"], counts["commits"]
     return {
         "users": stage.users,
-        "duration_s": stage.duration_s,
+        "duration_s": lasted_s,
         **counts,
         "errors": errors.num_requests if errors else 0,
         "conflict_rate": conflicts / attempts if attempts else None,
-        "commits_per_s": ok / stage.duration_s,
+        "commits_per_s": ok / lasted_s,
         "latency_ms": {
             k: commits.get_response_time_percentile(q) if commits and attempts else None
             for k, q in PERCENTILES.items()
@@ -68,11 +69,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         spec["storage_latency_ms"],
         spec["seed"],
     )
-    user = type("BatchWriter", (OccWriter,), {"settings": settings})
-    shape = type("Steps", (StepShape,), {"stages": stages})()
+    rendezvous = Rendezvous(int(spec.get("forced_rounds", 0)))
+    user = type("BatchWriter", (OccWriter,), {"settings": settings, "rendezvous": rendezvous})
+    ready = staticmethod(rendezvous.done)
+    shape = type("Steps", (StepShape,), {"stages": stages, "ready": ready})()
     env = Environment(user_classes=[user], shape_class=shape, stop_timeout=STOP_TIMEOUT_S)
     runner = env.create_local_runner()
-    deadline = time.monotonic() + sum(s.duration_s for s in stages) + STOP_TIMEOUT_S + 10
+    deadline = time.monotonic() + float(spec["limit_s"]) + STOP_TIMEOUT_S + 10
     runner.start_shape()
     while runner.state != STATE_STOPPED and time.monotonic() < deadline:
         gevent.sleep(0.2)
@@ -83,7 +86,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     completed = [i for i in timeline.completed() if i.action == "commit"]
     table.close()
     return {
-        "stages": [_stage_stats(env, s) for s in stages],
+        "stages": [_stage_stats(env, s, t) for s, t in zip(stages, shape.lasted, strict=True)],
         # Attempts that ran across a stage change belong to neither stage's user count.
         "transition": _attempts(env, TRANSITION),
         "timed_out": timed_out,

@@ -6,7 +6,8 @@ stage it ran in; an attempt during which the number of running users was not the
 is counted under `transition` (users that joined mid-attempt may conflict with it).
 Success = committed, failure = a write conflict (the transaction is rolled back, not
 retried, so the failure ratio is the conflict rate). Anything else is reported under the
-request type `error`.
+request type `error`. A stage's first attempts may be forced rounds
+(infra/locust/rendezvous.py): every user begins before any commits.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import itertools
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +25,7 @@ from locust import User, constant, task
 from engine.errors import WriteConflictError
 from engine.storage import Storage
 from engine.table import Table
+from infra.locust.rendezvous import Rendezvous
 from infra.locust.shape import stage_users
 
 SCHEMA = pa.schema([("id", pa.int64()), ("amount", pa.int64()), ("payload", pa.binary())])
@@ -67,12 +70,14 @@ def _slowed(path: str, latency_ms: float) -> Storage:
 class OccWriter(User):
     abstract = True  # concrete subclasses set `settings`
     settings: WriterSettings
+    rendezvous: Rendezvous = Rendezvous(forced_rounds=0)
     wait_time = constant(0)  # closed loop: commit again as soon as the last attempt ends
 
     def on_start(self) -> None:
         number = next(_ids)
         self.writer_id = f"locust:{number}"
         self.rng = random.Random(self.settings.seed * 7919 + number)
+        self.attempts: Counter[str] = Counter()  # per stage
         self.table = Table.open(
             self.settings.table_path,
             storage=_slowed(self.settings.table_path, self.settings.storage_latency_ms),
@@ -89,6 +94,10 @@ class OccWriter(User):
         if stage is None:  # the last stage is over; the runner is stopping
             return
         rows = records(self.rng, self.settings.rows_per_commit, self.settings.keys, b"x" * 16)
+        forced = self.rendezvous.round_of(self.attempts[stage])
+        self.attempts[stage] += 1
+        if forced is not None:
+            self.rendezvous.meet(stage, forced, "begin")
         users_at_start = self.environment.runner.user_count
         started = time.perf_counter()
         txn = self.table.reload().transaction(metadata={"writer": self.writer_id})
@@ -97,6 +106,8 @@ class OccWriter(User):
         try:
             txn.begin()
             txn.write(rows, op="upsert")
+            if forced is not None:
+                self.rendezvous.meet(stage, forced, "commit")
             txn.commit()
         except WriteConflictError as exc:
             exception = exc
@@ -112,6 +123,8 @@ class OccWriter(User):
             exception=exception,
             context={"writer": self.writer_id},
         )
+        if forced is not None:  # after its stage was named: the stage may end now
+            self.rendezvous.finished(stage)
 
     def _stage_name(self, started_in: str, users_at_start: int) -> str:
         """The stage, if the attempt saw only that stage's users from start to end (the

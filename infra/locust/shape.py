@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from locust import LoadTestShape
@@ -15,18 +16,29 @@ class Stage:
 
 class StepShape(LoadTestShape):
     """Stages in order; a stage's users start within a second (spawn rate = users) so the
-    stage's statistics measure that many concurrent writers, not a ramp toward it."""
+    stage's statistics measure that many concurrent writers, not a ramp toward it. A stage
+    lasts its duration and, past it, until `ready` says what it had to do has happened
+    (its forced rounds, infra/locust/rendezvous.py); the next stage's clock starts then."""
 
     abstract = True  # concrete subclasses set `stages`
     stages: tuple[Stage, ...] = ()
+    ready: Callable[[str], bool] = staticmethod(lambda label: True)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._index, self._started = 0, 0.0
+        self.lasted: list[float] = []  # each ended stage's seconds
 
     def stage_index(self) -> int | None:
         elapsed = self.get_run_time()
-        end = 0.0
-        for i, stage in enumerate(self.stages):
-            end += stage.duration_s
-            if elapsed < end:
-                return i
+        while self._index < len(self.stages):
+            stage = self.stages[self._index]
+            if elapsed - self._started < stage.duration_s or not self.ready(
+                stage_label(stage.users)
+            ):
+                return self._index
+            self.lasted.append(elapsed - self._started)
+            self._index, self._started = self._index + 1, elapsed
         return None
 
     def tick(self) -> tuple[int, float] | None:
