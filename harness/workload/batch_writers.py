@@ -28,6 +28,12 @@ KEY_BASE = 1_000_000_000
 MAX_ATTEMPTS = 5
 
 
+def writer_seed(seed: int, index: int) -> int:
+    """Batch writer `index`'s random seed: its own stream of the scenario's seed, whatever
+    system it writes."""
+    return seed * 7919 + index
+
+
 # How long an insert waits for the other writers' matching insert before committing alone.
 RACE_WAIT_S = 5.0
 
@@ -105,7 +111,7 @@ class BatchWriterThread(threading.Thread):
         self.op, self.every_s, self.rows = op, every_s, rows_per_commit
         self.keys, self.accounts = keys, accounts
         self.history = history
-        self.rng = random.Random(seed * 7919 + writer_id)
+        self.rng = random.Random(writer_seed(seed, writer_id))
         self.race = race
         self.stop_event = threading.Event()
         self._commits = itertools.count()

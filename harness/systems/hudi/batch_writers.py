@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.pipeline.events import OPENING_BALANCE
 from harness.scenario import Scenario
-from harness.workload.batch_writers import MAX_ATTEMPTS
+from harness.workload.batch_writers import MAX_ATTEMPTS, writer_seed
 
 WRITER = Path(__file__).with_name("batch_writer.py")
 # The table keys a writer shares with the stream: it must write the same table.
@@ -39,7 +39,7 @@ def writer_configs(scenario: Scenario, stream: dict[str, Any], work: Path) -> li
             "opening_balance": OPENING_BALANCE,
             "open_accounts": index == 0 and scenario.source.mode == "bank",
             "open_only": writers.count == 0,
-            "seed": scenario.seed * 7919 + index,
+            "seed": writer_seed(scenario.seed, index),
             "max_attempts": MAX_ATTEMPTS,
             "stop_file": str(work / f"STOP-batch-writer-{index}"),
             "warehouse_dir": str(work / f"spark-warehouse-{index}"),  # not the runner's cwd

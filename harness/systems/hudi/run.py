@@ -50,6 +50,7 @@ from harness.systems.spark_stream.anchor import run_started
 from harness.systems.spark_stream.batch_writers import BatchWriters
 from harness.systems.spark_stream.landing import Lander, event_spec
 from harness.systems.spark_stream.runtime_cache import SparkRuntime
+from harness.systems.spark_stream.stop import stop_stream
 
 if TYPE_CHECKING:
     from infra.cluster import ClusterBackend, ClusterInfo
@@ -183,36 +184,18 @@ def landing_dir(config: dict[str, Any]) -> Path:
 
 
 def _stop_all(run: HudiRun, lander: Lander, watch: TimelineWatch, timeout_s: float) -> str | None:
-    """Stop the feed, the batch writers and the driver (cleanly, or their groups killed)
-    and the watch; what did not stop cleanly."""
+    """Stop the feed, release what a fault holds stopped, stop the writers and drivers
+    (cleanly, or their groups killed: spark_stream/stop.py) and the watch; what did not
+    stop cleanly."""
     lander.stop()
     for paused in run.paused:
         paused.release()  # a driver still stopped would never stop
     for pause in run.lock_pauses:
         pause.release()  # nor would a writer
         pause.holders.close()
-    if run.writers is not None:
-        run.writers.request_stop()  # they finish their transaction while the stream drains
-    code = run.driver.stop(timeout_s) if run.drivers else None
-    for driver in run.drivers[:-1]:
-        if driver.process.poll() is None:
-            driver.kill()
-    if code is not None:
-        run.history.record(Kind.DRIVER_EXIT, pid=run.driver.process.pid, code=code)
-    problem = None
-    if code is not None and code != 0:
-        cause = hudi_exception(run.driver.log_path)
-        problem = (
-            f"Hudi's stream driver did not stop cleanly (exit {code}); "
-            f"see {run.driver.log_path}" + (f": {cause}" if cause else "")
-        )
-    if run.writers is not None:
-        codes = run.writers.stop(timeout_s)
-        run.writers.record(run.history)
-        if any(c != 0 for c in codes) and problem is None:
-            problem = (
-                f"a Hudi batch writer did not stop cleanly (exits {codes}); see {run.paths.logs}"
-            )
+    problem = stop_stream(
+        run.drivers, run.writers, run.history, timeout_s, "Hudi", run.paths.logs, hudi_exception
+    )
     watch.stop()
     run.system_failure = run.system_failure or problem
     return problem

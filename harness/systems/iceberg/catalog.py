@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sqlite3
@@ -59,7 +60,10 @@ def current_metadata(table: Path) -> str | None:
     db = table.parent / CATALOG_FILE
     if not db.is_file():
         return None
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as connection:
+    # closing(): a connection's own `with` ends a transaction, not the connection.
+    with contextlib.closing(
+        sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    ) as connection:
         try:
             row = connection.execute(
                 "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? "

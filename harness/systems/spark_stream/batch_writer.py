@@ -58,18 +58,16 @@ def outcome_of(error: str, cfg: dict[str, Any]) -> str:
 def wait_for_accounts(spark: SparkSession, table: str, timeout_s: float) -> None:
     """Until the stream's driver committed the opening balances (its JVM starts beside
     this one's, and the table may not exist yet)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    deadline, last = time.monotonic() + timeout_s, None
+    while time.monotonic() <= deadline:
         try:
             row = spark.sql(f"SELECT count(*) FROM {table} WHERE id < 0").first()
             if row is not None and row[0] > 0:
                 return
-        except Exception:  # no table yet: Spark's AnalysisException
-            if time.monotonic() > deadline:
-                raise
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no opening balances in {table} after {timeout_s} s")
+        except Exception as exc:  # no table yet: Spark's AnalysisException
+            last = exc
         time.sleep(0.5)
+    raise TimeoutError(f"no opening balances in {table} after {timeout_s} s") from last
 
 
 def run(cfg: dict[str, Any]) -> int:

@@ -18,7 +18,7 @@ from harness.scenario import Scenario
 from harness.systems.spark_stream.driver_process import DriverProcess
 from harness.systems.spark_stream.runtime_cache import SparkRuntime
 from harness.systems.spark_stream.sink_system import SinkSystem
-from harness.workload.batch_writers import MAX_ATTEMPTS
+from harness.workload.batch_writers import MAX_ATTEMPTS, writer_seed
 
 START_TIMEOUT_S = 180.0
 # What a format's batch writer shares with the stream's driver: the same table and session.
@@ -38,7 +38,7 @@ def sink_writer_configs(
             "writer": f"batch_writer:{index}",
             "every_s": writers.every_s,
             "accounts": scenario.source.accounts,
-            "seed": scenario.seed * 7919 + index,
+            "seed": writer_seed(scenario.seed, index),
             "max_attempts": MAX_ATTEMPTS,
             "conflicts": list(system.conflicts),
             "indeterminate": list(system.indeterminate),

@@ -5,7 +5,7 @@ incremental read of what each pull's commits added."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +43,7 @@ def _pull_label(after: SeenCommit, upto: SeenCommit) -> str:
 
 
 def _specs(
-    run: SinkRun, commits: Sequence[SeenCommit], pulls: Sequence[Pull]
+    run: SinkRun, commits: Sequence[SeenCommit], pulls: Mapping[Pull, dict[str, Any]]
 ) -> dict[str, dict[str, Any]]:
     table = run.config["table_sql"]
     specs: dict[str, dict[str, Any]] = {"snapshot": {"sql": f"SELECT * FROM {table}"}}
@@ -51,14 +51,16 @@ def _specs(
         specs[f"as_of/{c.version}"] = {
             "sql": f"SELECT * FROM {table} VERSION AS OF {run.system.as_of(c)}"
         }
-    for after, upto in pulls:
-        spec = run.system.incremental(run.paths.root, after, upto)
-        if spec is not None:
-            specs[_pull_label(after, upto)] = spec
+    for (after, upto), spec in pulls.items():
+        specs[_pull_label(after, upto)] = spec
     return specs
 
 
-def read_back(run: SinkRun, commits: Sequence[SeenCommit], pulls: Sequence[Pull]) -> SinkReads:
+def read_back(
+    run: SinkRun, commits: Sequence[SeenCommit], pulls: Mapping[Pull, dict[str, Any]]
+) -> SinkReads:
+    """The snapshot, the table as of each commit, and each pull through its read spec (the
+    format's incremental read)."""
     out = run.paths.root / "reads"
     specs = _specs(run, commits, pulls)
     config = {
@@ -83,6 +85,6 @@ def read_back(run: SinkRun, commits: Sequence[SeenCommit], pulls: Sequence[Pull]
             reads.as_of[commit.version] = pq.read_table(out / f"as_of/{commit.version}")
     for after, upto in pulls:
         label = _pull_label(after, upto)
-        if label in specs and label not in failed:
+        if label not in failed:
             reads.incremental[after.version, upto.version] = pq.read_table(out / label)
     return reads

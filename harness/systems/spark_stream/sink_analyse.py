@@ -114,7 +114,12 @@ def _checks(run: SinkRun, truth: CheckpointTruth, watch: CommitWatch) -> list[Ch
     # transfer's); the other checks need only the stream's.
     first, bank = watch.log.first, "bank" in run.scenario.checks
     root, commits = run.paths.root, stream_commits(entries, first)
-    pulls = [p for p in stream_pulls(entries, first) if run.system.incremental(root, *p)]
+    # Each pull's read, where the format can pull it (Iceberg: none from the creation).
+    pulls = {
+        pull: pull_read
+        for pull in stream_pulls(entries, first)
+        if (pull_read := run.system.incremental(root, *pull)) is not None
+    }
     reads = read_back(run, snapshot_commits(entries, first) if bank else commits, pulls)
     snapshot, spec, reader = reads.snapshot, event_spec(run.scenario), reader_name(run)
     judges: dict[str, Callable[[], CheckResult]] = {
@@ -125,7 +130,7 @@ def _checks(run: SinkRun, truth: CheckpointTruth, watch: CommitWatch) -> list[Ch
             else unique_keys(snapshot.column("id"))
         ),
         "timeline": lambda: check_timeline(entries, watch, run.paths.table),
-        "isolation": lambda: check_isolation(truth, commits, pulls, reads, spec, reader),
+        "isolation": lambda: check_isolation(truth, commits, list(pulls), reads, spec, reader),
         "bank": lambda: _bank(run, reads),
     }
     return [judges[name]() for name in run.scenario.checks]  # validate admits only these

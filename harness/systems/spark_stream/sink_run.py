@@ -42,6 +42,7 @@ from harness.systems.spark_stream.runtime_cache import RuntimeUnavailable, Spark
 from harness.systems.spark_stream.seams import KillAfterCommit
 from harness.systems.spark_stream.sink_analyse import analyse_sink_run
 from harness.systems.spark_stream.sink_system import SinkSystem
+from harness.systems.spark_stream.stop import stop_stream
 
 DRIVER = Path(__file__).with_name("stream_driver.py")
 WRITER = Path(__file__).with_name("batch_writer.py")
@@ -214,27 +215,12 @@ def stream(run: SinkRun, lander: Lander, watch: CommitWatch) -> None:
 
 
 def _stop_all(run: SinkRun, lander: Lander, watch: CommitWatch, timeout_s: float) -> str | None:
-    """Stop the feed, the batch writers (each ends its transaction while the stream
-    drains), the driver (it drains first), then the watch; what did not stop cleanly."""
+    """Stop the feed, the writers and drivers (spark_stream/stop.py), then the watch; what
+    did not stop cleanly."""
     lander.stop()
-    if run.writers is not None:
-        run.writers.request_stop()
-    code = run.driver.stop(timeout_s) if run.drivers else None
-    for driver in run.drivers[:-1]:
-        if driver.process.poll() is None:
-            driver.kill()
-    problem = None
-    if code is not None:
-        run.history.record(Kind.DRIVER_EXIT, pid=run.driver.process.pid, code=code)
-    if code not in (None, 0):
-        what = f"{run.system.label}'s stream driver did not stop cleanly (exit {code})"
-        problem = f"{what}; see {run.driver.log_path}"
-    if run.writers is not None:
-        codes = run.writers.stop(timeout_s)
-        run.writers.record(run.history)
-        if any(c != 0 for c in codes) and problem is None:
-            what = f"a batch writer of {run.system.label} did not stop cleanly (exits {codes})"
-            problem = f"{what}; see {run.paths.logs}"
+    problem = stop_stream(
+        run.drivers, run.writers, run.history, timeout_s, run.system.label, run.paths.logs
+    )
     watch.stop()
     run.system_failure = run.system_failure or problem
     return problem
