@@ -9,7 +9,9 @@ The first driver (or Spark checks process) that finds no archive makes it: its J
 writes the classes it loaded when it exits, to a temporary file that `stop_session`
 moves into place once the JVM is gone (a JVM killed mid-way leaves no archive, and the
 next driver tries again). Only one process makes it at a time (a claim file naming it);
-a process that keeps its session (a test) only maps an archive that exists. The archive
+a process that keeps its session (a test), and the JVMs of the table formats' scripts on
+the project's pyspark (their drivers, batch writers and readers: `mapping_options`), only
+map an archive that exists. The archive
 is keyed by the java binary and Spark's jars, and a JVM maps it only if it fits
 (`-Xshare:auto`: otherwise it starts as it would without), so a wrong or broken file
 costs the speed-up, never a run. INSTANTBENCH_JVM_ARCHIVE=off turns it off; the archives
@@ -57,6 +59,13 @@ def archive_path() -> Path | None:
     key = "\n".join([str(java), str(stat.st_size), str(stat.st_mtime_ns), pyspark.__version__])
     key += "\n" + "\n".join(jar_names)
     return _cache_dir() / f"spark-{hashlib.sha1(key.encode()).hexdigest()[:16]}.jsa"
+
+
+def mapping_options() -> str:
+    """Java options that map the archive of this java and Spark if one was made, else none
+    (a JVM of another process's making: it never makes one)."""
+    archive = JvmArchive.for_session()
+    return "" if archive is None else archive.java_options(may_make=False)
 
 
 class JvmArchive:
