@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.cluster import BACKENDS, ClusterError, ClusterInfo, attach, backend_for
-from infra.cluster.base import MASTER_HOST
+from infra.cluster.addresses import MASTER_HOST
 from infra.cluster.reap import reap_orphans
 
 

@@ -75,27 +75,23 @@ def _listed(items: list[Any]) -> dict[str, Any]:
     return {"count": len(items), "items": capped(items)}
 
 
-def isolation(
-    reads: Iterable[Mapping[str, Any]],
-    repeated: Iterable[Mapping[str, Any]],
-    completed: Mapping[str, str],
-    failed: Iterable[Mapping[str, Any]] = (),
-    out_of_window: Iterable[Mapping[str, Any]] = (),
-) -> CheckResult:
-    """`reads`: every read made during the run; `repeated`: its as-of reads and pulls made
-    again at the end; `completed`: requested -> completion time of every instant of the
-    final timeline that completed and was not rolled back; `failed`: `read_error` events;
-    `out_of_window`: reads whose point a clean has since moved out of the retention window
-    (their files may be gone: not repeated, so not compared, and not a failure)."""
-    reads, failed = list(reads), list(failed)
-    outside = {_key(r) for r in out_of_window}
-    if not reads and not failed:
-        return CheckResult(NAME, "unknown", {"reason": "no reads were recorded during the run"})
-    judged = [r for r in reads if _judgeable(r)]
+def _dirty_reads(
+    judged: list[Mapping[str, Any]], completed: Mapping[str, str]
+) -> dict[str, list[dict]]:
     dirty: dict[str, list[dict]] = {"never": [], "after": [], "before": []}
     for read in judged:
         for which, items in _dirty(read, completed).items():
             dirty[which] += items
+    return dirty
+
+
+def _compare_repeats(
+    judged: list[Mapping[str, Any]],
+    repeated: Iterable[Mapping[str, Any]],
+    outside: set[tuple[Any, ...]],
+) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    """(as-of reads and pulls whose repeat at the end answered otherwise, those never
+    repeated); one whose point left the retention window is neither."""
     final: dict[tuple[Any, ...], Mapping[str, Any]] = {_key(r): r for r in repeated}
     changed, unmatched = [], []
     for read in judged:
@@ -115,6 +111,46 @@ def isolation(
                     "rows_at_end": again["rows"],
                 }
             )
+    return changed, unmatched
+
+
+def _unknown_reasons(
+    reads: list[Mapping[str, Any]],
+    judged: list[Mapping[str, Any]],
+    unaccounted: list[dict[str, Any]],
+    unmatched: list[list[Any]],
+    failure_reason: str | None,
+) -> list[tuple[bool, str | None]]:
+    """Why no dirty or changed read shows nothing."""
+    return [
+        (not reads, "every read failed"),
+        (len(judged) < len(reads), "reads without their point in time or instants"),
+        (bool(unaccounted), "reads whose rows their instants do not account for"),
+        (bool(unmatched), "reads never repeated at the end"),
+        (bool(judged) and not any(r["rows"] for r in judged), "no read returned a row"),
+        (failure_reason is not None, failure_reason),
+    ]
+
+
+def isolation(
+    reads: Iterable[Mapping[str, Any]],
+    repeated: Iterable[Mapping[str, Any]],
+    completed: Mapping[str, str],
+    failed: Iterable[Mapping[str, Any]] = (),
+    out_of_window: Iterable[Mapping[str, Any]] = (),
+) -> CheckResult:
+    """`reads`: every read made during the run; `repeated`: its as-of reads and pulls made
+    again at the end; `completed`: requested -> completion time of every instant of the
+    final timeline that completed and was not rolled back; `failed`: `read_error` events;
+    `out_of_window`: reads whose point a clean has since moved out of the retention window
+    (their files may be gone: not repeated, so not compared, and not a failure)."""
+    reads, failed = list(reads), list(failed)
+    outside = {_key(r) for r in out_of_window}
+    if not reads and not failed:
+        return CheckResult(NAME, "unknown", {"reason": "no reads were recorded during the run"})
+    judged = [r for r in reads if _judgeable(r)]
+    dirty = _dirty_reads(judged, completed)
+    changed, unmatched = _compare_repeats(judged, repeated, outside)
     failures, failure_reason = failed_reads(reads, failed)
     unaccounted = [
         {**{k: r.get(k) for k in ("reader", *_WHERE)}, "rows": r["rows"]}
@@ -141,12 +177,6 @@ def isolation(
     }
     if any(dirty.values()) or changed:
         return CheckResult(NAME, "invalid", evidence)
-    reasons = [
-        (not reads, "every read failed"),
-        (len(judged) < len(reads), "reads without their point in time or instants"),
-        (bool(unaccounted), "reads whose rows their instants do not account for"),
-        (bool(unmatched), "reads never repeated at the end"),
-        (bool(judged) and not any(r["rows"] for r in judged), "no read returned a row"),
-        (failure_reason is not None, failure_reason),
-    ]
-    return fail_closed(NAME, evidence, reasons)
+    return fail_closed(
+        NAME, evidence, _unknown_reasons(reads, judged, unaccounted, unmatched, failure_reason)
+    )

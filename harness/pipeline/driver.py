@@ -43,9 +43,10 @@ STATUS_EVERY_S = 0.5
 SETTLE_TIMEOUT_S = 30.0
 
 
-def _write_status(path: str, status: dict) -> None:
+def _write_status(path: str, sink: Sink) -> None:
+    """The live status the runner polls: this process and the sink's totals."""
     tmp = f"{path}.tmp"
-    Path(tmp).write_text(json.dumps(status))
+    Path(tmp).write_text(json.dumps({"t": time.time(), "pid": os.getpid(), **sink.status()}))
     os.replace(tmp, path)
 
 
@@ -56,16 +57,8 @@ def _warm_up(spark: SparkSession, tasks: int) -> None:
     spark.range(tasks, numPartitions=tasks).mapInArrow(warm_up_worker, "id long").collect()
 
 
-def _settle(sink: Sink, query: StreamingQuery) -> None:
-    """Before stopping, let the stream reach a state a restart would not change: recovery
-    finished and the commits of every delivered ACK done (a fault may prevent it)."""
-    deadline = time.time() + SETTLE_TIMEOUT_S
-    while time.time() < deadline and query.isActive and not sink.settled():
-        time.sleep(0.1)
-
-
-def run(cfg: DriverConfig) -> int:
-    history = HistoryWriter(cfg.history_dir, "driver")
+def _start_session(cfg: DriverConfig, history: HistoryWriter) -> tuple[SparkSession, int | None]:
+    """The warmed-up session, and the last batch the checkpoint committed (None: none)."""
     spark = build_session(
         f"instantbench-{cfg.run_id}", cfg.master, cfg.spark_conf, ends_with_stop=True
     )
@@ -75,11 +68,10 @@ def run(cfg: DriverConfig) -> int:
     # The live Spark UI (None when spark.ui.enabled is false): the runner prints it.
     ui = spark.sparkContext.uiWebUrl
     history.record("driver_start", pid=os.getpid(), restored_batch=restored, spark_ui=ui)
-    occurrences = [Occurrence.from_dict(o) for o in cfg.faults]
-    faults = DriverFaults(occurrences, RunClock(cfg.t0_file), history, FiredLog(cfg.fired_dir))
-    sink = make_sink(cfg, history, restored, faults)
-    faults.start()
+    return spark, restored
 
+
+def _start_query(spark: SparkSession, cfg: DriverConfig, sink: Sink) -> StreamingQuery:
     stream = (
         spark.readStream.format(SOURCE_NAME)
         .option("spec", json.dumps(cfg.event_spec))
@@ -89,12 +81,59 @@ def run(cfg: DriverConfig) -> int:
         .option("checkpoint_dir", cfg.checkpoint_dir)
         .load()
     )
-    query = (
+    return (
         stream.writeStream.foreachBatch(sink.process_batch)
         .option("checkpointLocation", cfg.checkpoint_dir)
         .trigger(processingTime=f"{cfg.checkpoint_interval_s} seconds")
         .start()
     )
+
+
+def _stream_until_stopped(
+    cfg: DriverConfig, sink: Sink, query: StreamingQuery, acks: AckWatcher
+) -> bool:
+    """Write the status until the runner creates the stop file (True), or until the query,
+    the ACKs or a table service fails (False)."""
+    while not os.path.exists(cfg.stop_file):
+        if not query.isActive or acks.error is not None or sink.service_error() is not None:
+            return False
+        _write_status(cfg.status_file, sink)
+        time.sleep(STATUS_EVERY_S)
+    return True
+
+
+def _settle(sink: Sink, query: StreamingQuery) -> None:
+    """Before stopping, let the stream reach a state a restart would not change: recovery
+    finished and the commits of every delivered ACK done (a fault may prevent it)."""
+    deadline = time.time() + SETTLE_TIMEOUT_S
+    while time.time() < deadline and query.isActive and not sink.settled():
+        time.sleep(0.1)
+
+
+def _stop(
+    cfg: DriverConfig, sink: Sink, query: StreamingQuery, acks: AckWatcher, faults: DriverFaults
+) -> Exception | None:
+    """Stop everything; the error of the sink's close, if it raised."""
+    query.stop()
+    acks.stop()
+    faults.stop()
+    close_error: Exception | None = None
+    try:
+        sink.close()
+    except Exception as exc:  # the final ACKs' commit failed: the coordinator stopped
+        close_error = exc
+    _write_status(cfg.status_file, sink)
+    return close_error
+
+
+def run(cfg: DriverConfig) -> int:
+    history = HistoryWriter(cfg.history_dir, "driver")
+    spark, restored = _start_session(cfg, history)
+    occurrences = [Occurrence.from_dict(o) for o in cfg.faults]
+    faults = DriverFaults(occurrences, RunClock(cfg.t0_file), history, FiredLog(cfg.fired_dir))
+    sink = make_sink(cfg, history, restored, faults)
+    faults.start()
+    query = _start_query(spark, cfg, sink)
     acks = AckWatcher(
         cfg.checkpoint_dir,
         sink.checkpoint_complete,
@@ -103,25 +142,11 @@ def run(cfg: DriverConfig) -> int:
         fault_hook=faults.coordinator_hook,
     )
     acks.start()
-    status = "ok"
-    close_error: Exception | None = None
     try:
-        while not os.path.exists(cfg.stop_file):
-            if not query.isActive or acks.error is not None or sink.service_error() is not None:
-                status = "error"
-                break
-            _write_status(cfg.status_file, {"t": time.time(), "pid": os.getpid(), **sink.status()})
-            time.sleep(STATUS_EVERY_S)
+        status = "ok" if _stream_until_stopped(cfg, sink, query, acks) else "error"
         _settle(sink, query)
     finally:
-        query.stop()
-        acks.stop()
-        faults.stop()
-        try:
-            sink.close()
-        except Exception as exc:  # the final ACKs' commit failed: the coordinator stopped
-            close_error = exc
-        _write_status(cfg.status_file, {"t": time.time(), "pid": os.getpid(), **sink.status()})
+        close_error = _stop(cfg, sink, query, acks, faults)
     error = query.exception() or acks.error or close_error or sink.service_error()
     if error is not None:
         status = "error"

@@ -56,6 +56,84 @@ class CommitTally:
         self.history(kind, fields)
 
 
+def _open_table(
+    cfg: DriverConfig,
+    history: HistoryWriter,
+    faults: DriverFaults,
+    safety: Safety,
+    lock_spec: LockSpec,
+) -> Table:
+    """The coordinator's table handle, under the run's faults."""
+    table = Table.open(
+        cfg.table_path,
+        clock=faults.coordinator_clock,
+        safety=safety,
+        max_skew_ms=cfg.max_skew_ms,
+        writer_id="coordinator",
+        lock_spec=lock_spec,
+    )
+    table.fence.hooks.append(faults.table_hook)  # pauses / crashes at table seams
+    StorageFaults(
+        [o for o in faults.occ if o.kind != FaultKind.TORN_FILE],
+        faults.clock,
+        history,
+        faults.fired,
+        cfg.storage_latency_ms,
+    ).install(table.storage)
+    return table
+
+
+def _new_coordinator(
+    table: Table,
+    cfg: DriverConfig,
+    safety: Safety,
+    tally: CommitTally,
+    epochs: EpochStore,
+    faults: DriverFaults,
+) -> Coordinator:
+    return Coordinator(
+        table,
+        parallelism=cfg.writers,
+        mode=cfg.instant_mode,
+        operation=cfg.op,
+        safety=safety,
+        commit_ack_timeout_s=cfg.commit_ack_timeout_s,
+        recorder=tally,
+        state_store=CheckpointStateStore(table.storage, COORDINATOR_STATE_DIR),
+        epoch_store=epochs,
+        fault_hook=faults.coordinator_hook,
+        shared_wait=cfg.shared_wait,
+    )
+
+
+def _start_compaction(
+    table: Table, cfg: DriverConfig, history: HistoryWriter
+) -> CompactionService | None:
+    """The compaction service shares the coordinator's table handle (clock, lock, faults)."""
+    if cfg.compaction_every_s > 0:
+        compaction = CompactionService(table, cfg.compaction_every_s, history)
+        compaction.start()
+        return compaction
+    return None
+
+
+def _start_archival_and_cleaning(
+    table: Table, cfg: DriverConfig, history: HistoryWriter
+) -> TableServices | None:
+    """Archival and cleaning, on the coordinator's table handle too."""
+    if cfg.archive_keep > 0 or cfg.clean_retain_commits > 0:
+        services = TableServices(
+            table,
+            cfg.checkpoint_interval_s,
+            history,
+            archive_keep=cfg.archive_keep,
+            clean_retain_commits=cfg.clean_retain_commits,
+        )
+        services.start()
+        return services
+    return None
+
+
 class EngineSink:
     def __init__(
         self, cfg: DriverConfig, history: HistoryWriter, restored: int | None, faults: DriverFaults
@@ -65,37 +143,12 @@ class EngineSink:
         self.faults = faults
         safety = Safety(**cfg.safety)
         lock_spec = LockSpec(**cfg.lock) if cfg.lock else LockSpec()
-        self.table = Table.open(
-            cfg.table_path,
-            clock=faults.coordinator_clock,
-            safety=safety,
-            max_skew_ms=cfg.max_skew_ms,
-            writer_id="coordinator",
-            lock_spec=lock_spec,
-        )
-        self.table.fence.hooks.append(faults.table_hook)  # pauses / crashes at table seams
-        StorageFaults(
-            [o for o in faults.occ if o.kind != FaultKind.TORN_FILE],
-            faults.clock,
-            history,
-            faults.fired,
-            cfg.storage_latency_ms,
-        ).install(self.table.storage)
+        self.table = _open_table(cfg, history, faults, safety, lock_spec)
         self.tally = CommitTally(history)
         self.epochs = EpochStore(self.table.storage)
         self.fencing = safety.fencing
-        self.coordinator = Coordinator(
-            self.table,
-            parallelism=cfg.writers,
-            mode=cfg.instant_mode,
-            operation=cfg.op,
-            safety=safety,
-            commit_ack_timeout_s=cfg.commit_ack_timeout_s,
-            recorder=self.tally,
-            state_store=CheckpointStateStore(self.table.storage, COORDINATOR_STATE_DIR),
-            epoch_store=self.epochs,
-            fault_hook=faults.coordinator_hook,
-            shared_wait=cfg.shared_wait,
+        self.coordinator = _new_coordinator(
+            self.table, cfg, safety, self.tally, self.epochs, faults
         )
         # engine.lock.provider service: this coordinator serves the table lock (its own table
         # locks through it in-process, the other writers over RPC), with tokens that name
@@ -108,27 +161,8 @@ class EngineSink:
         self._restore_pending = restored is not None
         if restored is not None:
             self.coordinator.restore(restored)
-        # The compaction service shares the coordinator's table handle (clock, lock, faults).
-        self.compaction = (
-            CompactionService(self.table, cfg.compaction_every_s, history)
-            if cfg.compaction_every_s > 0
-            else None
-        )
-        if self.compaction is not None:
-            self.compaction.start()
-        self.services = (  # archival and cleaning, on the same handle
-            TableServices(
-                self.table,
-                cfg.checkpoint_interval_s,
-                history,
-                archive_keep=cfg.archive_keep,
-                clean_retain_commits=cfg.clean_retain_commits,
-            )
-            if cfg.archive_keep > 0 or cfg.clean_retain_commits > 0
-            else None
-        )
-        if self.services is not None:
-            self.services.start()
+        self.compaction = _start_compaction(self.table, cfg, history)
+        self.services = _start_archival_and_cleaning(self.table, cfg, history)
         self.server = CoordinatorServer(
             self.coordinator, host=cfg.rpc_host, secret=cfg.secret, lock_service=self.lock_service
         )

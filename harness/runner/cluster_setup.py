@@ -18,7 +18,7 @@ def start_cluster(scenario: Scenario, paths: RunPaths, **options: Any) -> Cluste
     if scenario.cluster.backend == "local":
         return None
     from infra.cluster import backend_for
-    from infra.cluster.base import default_master_host
+    from infra.cluster.addresses import default_master_host
 
     cluster = backend_for(
         scenario.cluster.backend,

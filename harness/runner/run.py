@@ -39,7 +39,7 @@ from harness.workload.background import Background, start_background
 
 if TYPE_CHECKING:
     from infra.cluster import ClusterBackend
-    from infra.cluster.base import ClusterInfo
+    from infra.cluster.info import ClusterInfo
 
 STARTUP_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 120

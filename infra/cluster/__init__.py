@@ -13,14 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from infra.cluster.base import (
-    MASTER_HOST,
-    ClusterBackend,
-    ClusterError,
-    ClusterInfo,
-    WorkerInfo,
-    master_json,
-)
+from infra.cluster.addresses import MASTER_HOST
+from infra.cluster.base import ClusterBackend
+from infra.cluster.info import ClusterError, ClusterInfo, WorkerInfo
+from infra.cluster.master_ui import master_json
 
 BACKENDS = ("standalone", "docker")
 

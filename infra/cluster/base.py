@@ -1,144 +1,30 @@
 """The cluster backend interface: start a Spark master and N workers, hand out the master
 URL, inject worker faults, tear everything down.
 
-Every backend binds loopback addresses only: the master on 127.0.0.10 (by default), worker
-n on 127.0.0.(10+n), each with its own address (DESIGN.md, practical notes). Nothing here
-imports pyspark or the harness.
+Every backend binds loopback addresses only (infra/cluster/addresses.py); where its daemons
+listen and what they are told is infra/cluster/layout.py. Nothing here imports pyspark or
+the harness.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import signal
-import socket
 import threading
 import time
-import urllib.request
 import uuid
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-MASTER_HOST = "127.0.0.10"
-# Moves a run's cluster to another address block (master there, workers on the next
-# addresses): two harnesses on one machine, such as two test lanes (tests/conftest.py),
-# each keep their own.
-MASTER_HOST_ENV = "INSTANTBENCH_MASTER_HOST"
-MASTER_PORT = 7077
-WEB_PORT = 8080
-WORKER_WEB_PORT = 8081
-WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+from infra.cluster.addresses import MASTER_HOST, MASTER_PORT, WEB_PORT
+from infra.cluster.info import ClusterError, ClusterInfo, WorkerInfo
+from infra.cluster.layout import ClusterLayout
+from infra.cluster.master_ui import alive_worker_hosts, master_json
+
 START_TIMEOUT_S = 120.0
-# Worker clocks (libfaketime): a file per worker holds its offset, re-read every second.
-FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
-FAKETIME_CACHE_S = 1
-# Env marker carried by every process a cluster starts (inherited by executors and their
-# Python workers): down() finds stragglers by it.
-CLUSTER_ENV = "INSTANTBENCH_CLUSTER_ID"
-OWNER_ENV = "INSTANTBENCH_CLUSTER_OWNER"
-
-
-class ClusterError(RuntimeError):
-    """The cluster could not be started, reached or changed."""
-
-
-@dataclass
-class WorkerInfo:
-    index: int  # 1-based: the N of a fault's `target: worker:N`
-    host: str  # its own loopback address
-    pid: int | None = None  # standalone: the worker JVM (leader of its process group);
-    #                         docker: the container's main process as seen from the host
-    container: str | None = None  # docker: the container id
-    name: str | None = None  # docker: the container name
-    state: str = "running"  # running | paused | killed
-    clock_offset_ms: float | None = None  # None: no libfaketime in this worker
-
-
-@dataclass
-class ClusterInfo:
-    backend: str
-    cluster_id: str
-    master_url: str  # spark://127.0.0.10:7077
-    web_url: str  # http://127.0.0.10:8080
-    work_dir: str
-    workers: list[WorkerInfo]
-    master_pid: int | None = None
-    master_container: str | None = None
-    owner_pid: int | None = None  # the process that started it (None: started by hand)
-    # What the driver must use for this cluster: Spark settings (merge them into the
-    # session's config) and environment variables of the driver process (PYSPARK_PYTHON:
-    # PySpark ships the driver's PYSPARK_PYTHON to executors as the Python to run).
-    spark_conf: dict[str, str] = field(default_factory=dict)
-    driver_env: dict[str, str] = field(default_factory=dict)
-    mounts: list[str] = field(default_factory=list)
-    image: str | None = None  # docker: the image the containers run
-    cores_per_worker: int = 1
-
-    def worker(self, n: int) -> WorkerInfo:
-        for w in self.workers:
-            if w.index == n:
-                return w
-        raise ClusterError(f"no worker:{n}; this cluster has workers 1..{len(self.workers)}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ClusterInfo:
-        data = dict(data)
-        data["workers"] = [WorkerInfo(**w) for w in data.get("workers", [])]
-        return cls(**data)
-
-
-def worker_host(master_host: str, n: int) -> str:
-    """127.0.0.10 -> worker 1 on 127.0.0.11, worker 2 on 127.0.0.12, ..."""
-    a, b, c, d = (int(x) for x in master_host.split("."))
-    if a != 127 or d + n > 254:
-        raise ClusterError(f"no loopback address for worker {n} after {master_host}")
-    return f"{a}.{b}.{c}.{d + n}"
-
-
-def default_master_host() -> str:
-    """The master address of a run's cluster: $INSTANTBENCH_MASTER_HOST, else 127.0.0.10."""
-    return os.environ.get(MASTER_HOST_ENV) or MASTER_HOST
-
-
-def check_port_free(host: str, port: int) -> None:
-    if not host.startswith("127."):
-        raise ClusterError(f"{host}: clusters bind loopback addresses (127.0.0.0/8) only")
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError as exc:
-            raise ClusterError(
-                f"{host}:{port} is in use ({exc.strerror}): another cluster is running? "
-                f"`instantbench cluster status` / `instantbench cluster down` or choose "
-                f"another master address"
-            ) from None
-
-
-# urllib without proxies: the master's UI is on loopback and must never go through a proxy.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def master_json(web_url: str, timeout_s: float = 2.0) -> dict[str, Any] | None:
-    """The master's state (web UI /json/), or None when it does not answer."""
-    try:
-        with _OPENER.open(f"{web_url}/json/", timeout=timeout_s) as resp:
-            return json.loads(resp.read().decode())
-    except (OSError, ValueError):
-        return None
-
-
-def alive_worker_hosts(state: dict[str, Any] | None) -> list[str]:
-    if not state:
-        return []
-    return sorted(w.get("host", "") for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
 
 def tail(path: Path, lines: int = 20) -> str:
@@ -149,30 +35,7 @@ def tail(path: Path, lines: int = 20) -> str:
     return "\n".join(text[-lines:])
 
 
-def write_clock_file(path: Path, offset_ms: float) -> None:
-    """libfaketime's timestamp file: a relative offset in seconds, e.g. '+0.250000'."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(f"{offset_ms / 1000.0:+.6f}\n")
-    os.replace(tmp, path)
-
-
-def faketime_env(clock_file: Path, lib: str = FAKETIME_LIB, skip_java: bool = False) -> dict:
-    """Environment that puts a process (and its children) under libfaketime, reading its
-    offset from clock_file. Monotonic clocks stay real (the JVM needs that)."""
-    env = {
-        "LD_PRELOAD": lib,
-        "FAKETIME_TIMESTAMP_FILE": str(clock_file),
-        "FAKETIME_CACHE_DURATION": str(FAKETIME_CACHE_S),
-        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-        "DONT_FAKE_MONOTONIC": "1",
-        "FAKETIME_DONT_RESET": "1",
-    }
-    if skip_java:
-        env["FAKETIME_SKIP_CMDS"] = "java"
-    return env
-
-
-class ClusterBackend(ABC):
+class ClusterBackend(ClusterLayout, ABC):
     """A Spark master and `workers` workers on loopback addresses.
 
     Use as a context manager (up on enter, down on exit, also on an exception, Ctrl-C or
@@ -225,85 +88,6 @@ class ClusterBackend(ABC):
         self._lock = threading.RLock()
         self._old_handlers: dict[int, Any] = {}
 
-    # --- addresses and files -------------------------------------------------------
-    @property
-    def master_url(self) -> str:
-        return f"spark://{self.master_host}:{self.master_port}"
-
-    @property
-    def web_url(self) -> str:
-        return f"http://{self.master_host}:{self.web_port}"
-
-    def worker_host(self, n: int) -> str:
-        return worker_host(self.master_host, n)
-
-    @property
-    def log_dir(self) -> Path:
-        return self.work_dir / "logs"
-
-    def clock_file(self, n: int) -> Path:
-        return self.work_dir / "clocks" / f"worker-{n}.faketime"
-
-    @property
-    def properties_file(self) -> Path:
-        """Spark properties of the master and the workers (--properties-file), mode 0600:
-        it holds the cluster's secret."""
-        return self.work_dir / "conf" / "spark-daemon.properties"
-
-    def daemon_properties(self) -> dict[str, str]:
-        return {
-            "spark.authenticate": "true",
-            "spark.authenticate.secret": self.secret,
-            "spark.master.rest.enabled": "false",  # no unauthenticated submission port
-            "spark.ui.killEnabled": "false",
-            "spark.worker.cleanup.enabled": "false",
-        }
-
-    def _prepare_dirs(self) -> None:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        if self.clock_control:
-            (self.work_dir / "clocks").mkdir(parents=True, exist_ok=True)
-        self.properties_file.parent.mkdir(parents=True, exist_ok=True)
-        self.properties_file.unlink(missing_ok=True)
-        fd = os.open(self.properties_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.writelines(f"{k} {v}\n" for k, v in self.daemon_properties().items())
-
-    def _addresses(self, workers: int) -> list[tuple[str, int]]:
-        """The fixed addresses a cluster listens on (other ports are ephemeral)."""
-        return [
-            (self.master_host, self.master_port),
-            (self.master_host, self.web_port),
-            *((self.worker_host(n), WORKER_WEB_PORT) for n in range(1, workers + 1)),
-        ]
-
-    def _check_ports(self) -> None:
-        for host, port in self._addresses(self.workers):
-            check_port_free(host, port)
-
-    def _master_args(self, main_class: str) -> list[str]:
-        """spark-class arguments of the master, the same for processes and containers."""
-        return [
-            main_class,
-            "--properties-file",
-            str(self.properties_file),
-            "--host",
-            self.master_host,
-            "--port",
-            str(self.master_port),
-            "--webui-port",
-            str(self.web_port),
-        ]
-
-    def _worker_clock_offset(self, n: int) -> float | None:
-        """The clock offset (ms) worker n starts with under libfaketime, creating its
-        clock file at 0 under clock_control; None if it runs on the real clock."""
-        if not (self.clock_control or self.clock_file(n).exists()):
-            return None
-        if not self.clock_file(n).exists():
-            self._set_clock_file(n, 0.0)
-        return float(self.clock_file(n).read_text()) * 1000.0
-
     # --- the interface ---------------------------------------------------------------
     def up(self) -> ClusterInfo:
         """Start the master and every worker; return once every worker has registered
@@ -352,25 +136,6 @@ class ClusterBackend(ABC):
     def resume_worker(self, n: int) -> None:
         """Undo pause_worker(n)."""
 
-    def _worker_args(self, host: str, work_dir: Path) -> list[str]:
-        """spark-class arguments of worker `host`, the same for processes and containers."""
-        return [
-            WORKER_CLASS,
-            "--properties-file",
-            str(self.properties_file),
-            "--host",
-            host,
-            "--cores",
-            str(self.cores_per_worker),
-            "--memory",
-            self.worker_memory,
-            "--work-dir",
-            str(work_dir),
-            "--webui-port",
-            str(WORKER_WEB_PORT),
-            self.master_url,
-        ]
-
     @abstractmethod
     def _start_worker(self, n: int) -> WorkerInfo:
         """Start worker n (not waiting for its registration)."""
@@ -411,10 +176,6 @@ class ClusterBackend(ABC):
                 )
             self._set_clock_file(n, offset_ms)
             w.clock_offset_ms = offset_ms
-
-    def _set_clock_file(self, n: int, offset_ms: float) -> None:
-        self.clock_file(n).parent.mkdir(parents=True, exist_ok=True)
-        write_clock_file(self.clock_file(n), offset_ms)
 
     def status(self) -> dict[str, Any]:
         """The cluster as the master and the OS / docker engine see it."""
@@ -461,12 +222,6 @@ class ClusterBackend(ABC):
             f"registered with {self.master_url} within {timeout_s:.0f}s (alive: {alive}); "
             f"logs in {self.log_dir}"
         )
-
-    def _master_log(self) -> Path:
-        return self.log_dir / "master.log"
-
-    def _worker_log(self, n: int) -> Path:
-        return self.log_dir / f"worker-{n}.log"
 
     def require_info(self) -> ClusterInfo:
         """The up cluster's description; ClusterError if it is not up."""

@@ -12,16 +12,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra.cluster.base import (
-    CLUSTER_ENV,
-    FAKETIME_LIB,
-    OWNER_ENV,
-    ClusterBackend,
-    ClusterError,
-    ClusterInfo,
-    WorkerInfo,
-    faketime_env,
-)
+from infra.cluster.base import ClusterBackend
+from infra.cluster.clocks import FAKETIME_LIB, faketime_env
+from infra.cluster.info import CLUSTER_ENV, OWNER_ENV, ClusterError, ClusterInfo, WorkerInfo
 
 if TYPE_CHECKING:
     from docker import DockerClient

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infra.cluster.base import CLUSTER_ENV, OWNER_ENV
+from infra.cluster.info import CLUSTER_ENV, OWNER_ENV
 
 
 def reap_orphans(backend: str | None = None) -> list[str]:

@@ -12,16 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from infra.cluster.base import (
-    CLUSTER_ENV,
-    FAKETIME_LIB,
-    OWNER_ENV,
-    ClusterBackend,
-    ClusterError,
-    ClusterInfo,
-    WorkerInfo,
-    faketime_env,
-)
+from infra.cluster.base import ClusterBackend
+from infra.cluster.clocks import FAKETIME_LIB, faketime_env
+from infra.cluster.info import CLUSTER_ENV, OWNER_ENV, ClusterError, ClusterInfo, WorkerInfo
 from infra.cluster.procs import (
     alive,
     pids_with_env,

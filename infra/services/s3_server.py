@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from infra.cluster.base import CLUSTER_ENV, OWNER_ENV
+from infra.cluster.info import CLUSTER_ENV, OWNER_ENV
 from infra.cluster.procs import listens_on, terminate
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
-from infra.cluster.base import CLUSTER_ENV, OWNER_ENV
+from infra.cluster.info import CLUSTER_ENV, OWNER_ENV
 from infra.cluster.procs import listens_on, terminate
 
 HOST = "127.0.0.1"

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from infra.cluster import ClusterBackend
-from infra.cluster.base import default_master_host, worker_host
+from infra.cluster.addresses import default_master_host, worker_host
 
 JOB = Path(__file__).with_name("spark_job.py")
 JOB_TIMEOUT_S = 180

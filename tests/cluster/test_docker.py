@@ -10,7 +10,7 @@ import pytest
 from cluster_helpers import docker_answers, lane_master, lane_worker, run_job
 
 from infra.cluster import backend_for, master_json
-from infra.cluster.base import alive_worker_hosts
+from infra.cluster.master_ui import alive_worker_hosts
 
 pytestmark = pytest.mark.cluster
 

@@ -14,7 +14,7 @@ import pytest
 from cluster_helpers import lane_master, lane_worker, run_job
 
 from infra.cluster import ClusterError, backend_for, master_json, reap_orphans
-from infra.cluster.base import alive_worker_hosts
+from infra.cluster.master_ui import alive_worker_hosts
 from infra.cluster.procs import alive, pids_with_env, proc_state, wait_ports_free
 
 pytestmark = pytest.mark.cluster

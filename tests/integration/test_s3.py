@@ -9,7 +9,7 @@ import os
 import pytest
 
 from engine.table import Table
-from infra.cluster.base import CLUSTER_ENV, OWNER_ENV
+from infra.cluster.info import CLUSTER_ENV, OWNER_ENV
 from infra.cluster.procs import pids_with_env, proc_env
 
 pytestmark = pytest.mark.spark

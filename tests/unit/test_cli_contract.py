@@ -230,7 +230,7 @@ def test_a_cluster_whose_port_is_taken_is_exit_2_with_one_line(tmp_path):
     """Checked before anything starts: no JVM, nothing to tear down."""
     import socket
 
-    from infra.cluster.base import default_master_host
+    from infra.cluster.addresses import default_master_host
 
     master = default_master_host()  # the run's cluster goes there too
     holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -24,7 +24,7 @@ from harness.history import HistoryWriter, read_events
 from harness.run_clock import RunClock
 from harness.runner import supervisor as supervisor_module
 from harness.runner.supervisor import Supervisor
-from infra.cluster.base import WorkerInfo
+from infra.cluster.info import WorkerInfo
 
 
 def _events(tmp_path: Path, kind: str = "fault") -> list[dict[str, Any]]:

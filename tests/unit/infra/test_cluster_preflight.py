@@ -8,8 +8,8 @@ import docker.errors
 import pytest
 
 import infra.docker.image
-from infra.cluster.base import ClusterError
 from infra.cluster.containers import DockerBackend
+from infra.cluster.info import ClusterError
 
 
 class _Images:

@@ -12,8 +12,8 @@ import docker.errors
 import pytest
 
 from infra.cluster import containers
-from infra.cluster.base import ClusterError
 from infra.cluster.containers import DockerBackend
+from infra.cluster.info import ClusterError
 
 
 class Container:
