@@ -2,8 +2,8 @@
 
 A JVM that maps an archive of the classes a Spark driver loads, instead of reading and
 verifying them from Spark's jars, starts a third faster: session plus first jobs take 11
-s instead of 17-20 s on this 2-core machine (README, How a run works). That is paid once
-per driver, and a run restarts its driver after every coordinator crash.
+s instead of 17-20 s on this 2-core machine (docs/scenarios.md, How a run works). That is
+paid once per driver, and a run restarts its driver after every coordinator crash.
 
 The first driver (or Spark checks process) that finds no archive makes it: its JVM
 writes the classes it loaded when it exits, to a temporary file that `stop_session`

@@ -1,6 +1,6 @@
 """Whole-table checks on a large table: pyarrow in one process, and Spark (the path
 `check_engine: auto` takes for large tables). Rows: INSTANTBENCH_BENCH_ROWS (default
-200,000 so that the test run stays short; the README's figure uses 10,000,000).
+200,000 so that the test run stays short; docs/measurements.md's figure uses 10,000,000).
 
     INSTANTBENCH_BENCH_ROWS=10000000 python -m pytest tests/benchmarks/checks \
         --benchmark-enable -s
