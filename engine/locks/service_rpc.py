@@ -4,7 +4,7 @@ The lock service lives in the coordinator's process, so it restarts with it: a n
 service knows nothing of its predecessor's leases. Two things keep exclusion anyway.
 Its tokens carry its coordinator's epoch in the high bits (`service_first_token`), and a
 hold's fence grant lives in that epoch's domain (`ServiceLeaseClient.fence_domain`): the
-next coordinator's epoch seals that domain (engine/table/fencing.py advance_epoch), so no
+next coordinator's epoch seals that domain (engine/table/sealing.py advance_epoch), so no
 hold granted by an older service, crashed or only paused, can write to the timeline any
 more. And writers find the service through a file the coordinator rewrites on every start
 (`write_service_endpoint`), read again when a call fails (`ServiceLeaseClient`).

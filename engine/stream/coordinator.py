@@ -14,39 +14,24 @@ mints the instant that would be created right after it (blocking: the one the ne
 is waiting for; async: the one after the next batch's), in the same lock hold and the
 same TrueTime wait (engine/truetime.py). A creation for that checkpoint id then waits for
 the commit and takes its instant instead of holding the lock through a wait of its own.
+
+The parts: engine/stream/coordinator_state.py (configuration, epoch and the shared state),
+instant_requests.py ("instant-request"), instant_commits.py ("instant-commit"); the
+meta thread's events, snapshots, ACKs and recovery are here.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from concurrent.futures import Future
 from typing import Any
 
-from engine.config import Safety
 from engine.stream import table_port
-from engine.stream.errors import (
-    CommitFailedError,
-    FencedError,
-    InstantTimeoutError,
-    RecoveryError,
-    StreamError,
-    UnexpectedEventError,
-)
-from engine.stream.recorder import Recorder, null_recorder
-from engine.stream.state import CheckpointStateStore, EpochStore
+from engine.stream.coordinator_state import ERROR, OK
+from engine.stream.errors import RecoveryError, UnexpectedEventError
+from engine.stream.instant_commits import InstantCommits
+from engine.stream.instant_requests import InstantRequests
 from engine.stream.write_meta import BufferEntry, EventBuffers, WriteMetaEvent
-from engine.table import Table
-
-FaultHook = Callable[[str, dict[str, Any]], None]
-READY, PENDING, ERROR, OK = "READY", "PENDING", "ERROR", "OK"
-
-
-def _no_fault(point: str, info: dict[str, Any]) -> None:
-    """Default fault hook: no fault."""
 
 
 def _settle(target: Future[Any], source: Future[Any]) -> None:
@@ -57,22 +42,7 @@ def _settle(target: Future[Any], source: Future[Any]) -> None:
         target.set_exception(error)
 
 
-def effective_mode(mode: str, table_type: str, operation: str, safety: Safety) -> str:
-    """The instant mode the coordinator really runs: COW upserts are forced to blocking
-    (safety.cow_upsert_blocking), because in async mode the next batch's writers merge
-    with the last COMMITTED base file and would overwrite the updates still in flight."""
-    if safety.cow_upsert_blocking and table_type == "cow" and operation == "upsert":
-        return "blocking"
-    return mode
-
-
-@dataclass(frozen=True)
-class _Created:
-    instant: str
-    blocked_ms: float
-
-
-class Coordinator:
+class Coordinator(InstantRequests, InstantCommits):
     """Creates one instant per checkpoint, buffers WriteMeta, commits on checkpoint ACKs.
 
     Driver calls: ``restore(c)`` once after a restart (c = last batch Spark committed),
@@ -80,234 +50,6 @@ class Coordinator:
     after Spark durably recorded batch b, ``close()`` at the end. Writers reach
     ``request_instant`` and ``handle_event`` through a transport.
     """
-
-    def __init__(
-        self,
-        table: Table,
-        *,
-        parallelism: int,
-        mode: str = "async",
-        operation: str = "insert",
-        safety: Safety | None = None,
-        commit_ack_timeout_s: float = 60.0,
-        recorder: Recorder = null_recorder,
-        state_store: CheckpointStateStore | None = None,
-        epoch_store: EpochStore | None = None,
-        fault_hook: FaultHook = _no_fault,
-        shared_wait: bool = False,
-    ) -> None:
-        if mode not in ("async", "blocking"):
-            raise ValueError(f"mode must be 'async' or 'blocking', not {mode!r}")
-        self.table = table
-        self.parallelism = parallelism
-        safety = safety or Safety()
-        self.requested_mode = mode
-        self.mode = effective_mode(mode, table.config.table_type, operation, safety)
-        self.subsume_acks = safety.subsume_acks
-        self.keep_state = safety.coordinator_state
-        self.fencing = safety.fencing
-        self.ordered_instants = safety.checkpoint_ordered_instants
-        self.commit_ack_timeout_s = commit_ack_timeout_s
-        self.recorder = recorder
-        self.state_store = state_store
-        self.epoch_store = epoch_store
-        self.fault_hook = fault_hook
-        self.shared_wait = shared_wait
-        # A restarted coordinator takes a new epoch first: from here on, the old one
-        # (a zombie, maybe only paused) fails its guard on every commit and rollback.
-        self.epoch = epoch_store.advance() if epoch_store is not None else 0
-        # The token every timeline write of this coordinator carries (engine/table/
-        # fencing.py): after a successor took the epoch, no write of ours lands, wherever
-        # we were paused (the epoch checks below only fail faster).
-        self._fence = self.epoch if self.fencing and epoch_store is not None else None
-        if self._fence is not None:
-            table_port.enter_epoch(table, self.epoch)
-        if self.mode != mode:
-            recorder("instant_mode_forced", {"requested": mode, "mode": self.mode})
-
-        self._lock = threading.Lock()
-        self._committed = threading.Condition(self._lock)
-        self._buffers = EventBuffers(parallelism)
-        self._instants: dict[int, str] = {}  # checkpoint id -> instant, answers late requests
-        self._creating: dict[int, Future[_Created]] = {}
-        self._minting: set[int] = set()  # creations on the table now (past any wait)
-        self._reserved: set[int] = set()  # checkpoint ids a commit is minting (shared wait)
-        self._current_instant = ""
-        self._last_ack = -1
-        self._ack_times: dict[int, float] = {}
-        self._attempts: dict[tuple[int, int], int] = {}  # (task, ckp) -> newest attempt
-        self._awaiting_bootstrap: set[int] = set()
-        self._dispatched: set[int] = set()  # handed to the commit thread, not yet removed
-        self._failure: BaseException | None = None
-        self._closed = False  # close() wakes blocking-mode waiters, which then give up
-        self._ignored_events = 0
-        self._meta = ThreadPoolExecutor(1, thread_name_prefix="meta-event-handle")
-        self._instant_exec = ThreadPoolExecutor(1, thread_name_prefix="instant-request")
-        self._committer = ThreadPoolExecutor(1, thread_name_prefix="instant-commit")
-
-    # ------------------------------------------------------------------ instant requests
-    def request_instant(
-        self, checkpoint_id: int, task_id: int = -1, wait_s: float = 1.0
-    ) -> dict[str, Any]:
-        """Answer READY with the instant for this checkpoint, or PENDING if it is not made
-        within ``wait_s`` (the caller polls again), or ERROR. Never blocks longer."""
-        with self._lock:
-            if self._failure is not None:
-                return {"status": ERROR, "error": f"coordinator failed: {self._failure}"}
-            instant = self._instants.get(checkpoint_id)
-            if instant is not None:
-                return {"status": READY, "instant": instant, "created": False, "blocked_ms": 0.0}
-            if checkpoint_id < self._last_ack:
-                return {
-                    "status": ERROR,
-                    "error": f"checkpoint {checkpoint_id} is older than the last completed "
-                    f"checkpoint {self._last_ack}: a stale writer",
-                }
-            future = self._creating.get(checkpoint_id)
-            created = future is None
-            if future is None:  # at most one creation per checkpoint id (Hudi #19902)
-                future = self._submit_in_order(checkpoint_id)
-        try:
-            result = future.result(timeout=wait_s)
-        except FutureTimeout:
-            return {"status": PENDING, "created": created}
-        except Exception as e:
-            with self._lock:  # reported once: the next request tries again
-                if self._creating.get(checkpoint_id) is future:
-                    del self._creating[checkpoint_id]
-            return {"status": ERROR, "error": str(e), "created": created}
-        return {
-            "status": READY,
-            "instant": result.instant,
-            "created": created,
-            "blocked_ms": result.blocked_ms,
-        }
-
-    def _submit_in_order(self, checkpoint_id: int) -> Future[_Created]:
-        """Submit the creation of `checkpoint_id` (call under _lock), after one for each
-        earlier checkpoint that has neither an instant nor a creation under way
-        (safety.checkpoint_ordered_instants). The instant thread runs them in the order
-        submitted, so requested times ascend with checkpoint ids: readers merge a slice's
-        logs in requested-time order (Hudi's log file comparator), and an instant requested
-        before an earlier checkpoint's would let that checkpoint's older rows win once both
-        commit (in checkpoint order), whatever order the requests came in."""
-        for earlier in self._unminted_before(checkpoint_id):
-            pending = self._creating.get(earlier)
-            if pending is None or (pending.done() and pending.exception() is not None):
-                self._creating[earlier] = self._instant_exec.submit(
-                    self._create_instant, earlier, checkpoint_id
-                )
-        future = self._instant_exec.submit(self._create_instant, checkpoint_id)
-        self._creating[checkpoint_id] = future
-        return future
-
-    def _unminted_before(self, checkpoint_id: int) -> list[int]:
-        """The earlier checkpoints without an instant that can still ask for one: every id
-        from the last ACK on (a request below it is refused as stale; there is one id per
-        batch). Call under _lock. Empty with safety.checkpoint_ordered_instants off."""
-        if not self.ordered_instants:
-            return []
-        return [c for c in range(self._last_ack, checkpoint_id) if c not in self._instants]
-
-    def _create_instant(self, checkpoint_id: int, ahead_of: int | None = None) -> _Created:
-        # A failed creation stays in _creating until a request reports it (request_instant
-        # drops it then): a writer polling between two asks (PENDING, backoff) would
-        # otherwise never see the error and start the next creation, until its deadline.
-        blocked_ms = self._wait_for_earlier_commits(checkpoint_id)
-        with self._lock:
-            while checkpoint_id in self._reserved:  # a commit is minting it (shared wait)
-                self._committed.wait()
-            minted = self._instants.get(checkpoint_id)
-            if minted is not None:
-                self._creating.pop(checkpoint_id, None)
-                return _Created(minted, blocked_ms)
-            if missing := self._unminted_before(checkpoint_id):
-                # Their creation (submitted first) failed: a later request submits them
-                # again, first. Its error is the cause, named here for this one's requester.
-                earlier = self._creating.get(missing[0])
-                cause = earlier.exception() if earlier is not None and earlier.done() else None
-                raise StreamError(
-                    f"no instant for checkpoint {checkpoint_id} before checkpoints {missing} "
-                    f"have theirs (instants follow checkpoint order): {cause}"
-                )
-            self._minting.add(checkpoint_id)
-        try:
-            instant, timing = table_port.start_instant(
-                self.table, checkpoint_id, self.epoch, self._fence
-            )
-        finally:
-            with self._lock:
-                self._minting.discard(checkpoint_id)
-        ahead = {} if ahead_of is None else {"minted_ahead_of": ahead_of}
-        self._register(checkpoint_id, instant, timing, **ahead)
-        return _Created(instant, blocked_ms)
-
-    def _register(
-        self, checkpoint_id: int, instant: str, timing: dict[str, Any], **fields: Any
-    ) -> None:
-        with self._lock:
-            self._buffers.init_new(checkpoint_id, instant)
-            self._instants[checkpoint_id] = instant
-            self._current_instant = max(self._current_instant, instant)
-            self._creating.pop(checkpoint_id, None)
-        self.recorder(
-            "instant_created",
-            {
-                "checkpoint_id": checkpoint_id,
-                "instant": instant,
-                "truetime_sleep_ms": timing.get("truetime_sleep_ms"),
-                "lock_wait_ms": timing.get("lock_wait_ms"),
-                **fields,
-            },
-        )
-
-    def _reserve_next(self, ack_id: int) -> int | None:
-        """Shared wait: the checkpoint id whose instant the commits of ACK `ack_id` mint,
-        reserved, or None. It is the one after every instant made, and at most ack_id + 1:
-        the instant the next batch (blocking) or the one after it (async) will ask for.
-        None while a creation is on the table: its time and ours could come in either
-        order, and requested times must ascend with checkpoint ids."""
-        with self._lock:
-            if self._failure is not None or self._minting:
-                return None
-            target = max([ack_id - 1, *self._instants]) + 1
-            if target > ack_id + 1:
-                return None
-            self._reserved.add(target)
-            return target
-
-    def _settle_reservation(
-        self, checkpoint_id: int, started: tuple[str, dict[str, Any]] | None, by: str
-    ) -> None:
-        """Register what the commit minted (if it did), then free waiting creations."""
-        try:
-            if started is not None:
-                self._register(checkpoint_id, *started, minted_by_commit=by)
-        finally:
-            with self._lock:
-                self._reserved.discard(checkpoint_id)
-                self._committed.notify_all()
-
-    def _wait_for_earlier_commits(self, checkpoint_id: int) -> float:
-        """Blocking mode (Hudi's CommitGuard): wait until no earlier instant is pending."""
-        if self.mode != "blocking":
-            return 0.0
-        start = time.monotonic()
-        deadline = start + self.commit_ack_timeout_s
-        with self._lock:
-            while pending := [e.instant for e in self._buffers.entries_before(checkpoint_id)]:
-                if self._failure is not None:
-                    raise StreamError(f"coordinator failed: {self._failure}")
-                if self._closed:
-                    raise StreamError(f"coordinator closed while instants {pending} were pending")
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise InstantTimeoutError(
-                        f"Timeout while waiting for instants {pending} to commit "
-                        f"(commit_ack_timeout_s={self.commit_ack_timeout_s})"
-                    )
-                self._committed.wait(remaining)
-        return (time.monotonic() - start) * 1000
 
     # ------------------------------------------------------------------ events
     def handle_event(self, event: WriteMetaEvent) -> dict[str, Any]:
@@ -423,161 +165,6 @@ class Coordinator:
         # ACK stays pending forever (and is lost on recovery).
         only = self._buffers.get(checkpoint_id - 1)
         return [only] if only is not None else []
-
-    def _dispatch(
-        self, entries: list[BufferEntry], ack_time: float, ack_id: int | None = None
-    ) -> Future[list[str]]:
-        """Hand entries to the commit thread. Commits run there, serially and in order,
-        so a slow commit never holds up events or the next snapshot (async mode's point:
-        batch n+1 proceeds while batch n commits)."""
-        with self._lock:
-            entries = [e for e in entries if e.checkpoint_id not in self._dispatched]
-            self._dispatched.update(e.checkpoint_id for e in entries)
-        return self._committer.submit(self._commit_entries, entries, ack_time, ack_id)
-
-    def _commit_entries(
-        self, entries: list[BufferEntry], ack_time: float, ack_id: int | None = None
-    ) -> list[str]:
-        """Commit `entries` in order; returns the instants committed. A failed coordinator
-        commits nothing more: commits queued behind the failing one would otherwise land."""
-        self._raise_if_failed()
-        committed: list[str] = []
-        if ack_id is not None:
-            self.fault_hook("after_ack_before_commit", {"checkpoint_id": ack_id})
-        for i, entry in enumerate(entries):
-            buf = entry.buffer
-            if not buf.is_ready():
-                with self._lock:  # a later ACK may try these again
-                    self._dispatched.difference_update(e.checkpoint_id for e in entries[i:])
-                missing = [i for i, e in enumerate(buf.slots) if e is None or not e.last_batch]
-                self.recorder(
-                    "commit_failed",
-                    {
-                        "instant": entry.instant,
-                        "checkpoint_id": entry.checkpoint_id,
-                        "error": f"not committed yet: tasks {missing} have not reported",
-                    },
-                )
-                return committed  # later instants must not complete before this one
-            if buf.is_empty():
-                # Nothing to publish: leave it inflight without a heartbeat; recovery or
-                # the table's lazy failed-write cleaning rolls it back.
-                table_port.release(self.table, entry.instant)
-                self._remove(entry)
-                continue
-            # The shared wait: the ACK's last commit also mints the next checkpoint's instant.
-            next_ckp = None
-            if self.shared_wait and i == len(entries) - 1 and ack_id is not None:
-                next_ckp = self._reserve_next(ack_id)
-            self._commit(entry, ack_time, next_ckp)
-            committed.append(entry.instant)
-        return committed
-
-    def _commit(self, entry: BufferEntry, ack_time: float, next_ckp: int | None = None) -> str:
-        """Commit `entry`; with `next_ckp` (reserved) also mint that checkpoint's instant."""
-        stats = entry.buffer.write_stats()
-        meta = entry.buffer.metadata()
-        info = {"instant": entry.instant, "checkpoint_id": entry.checkpoint_id}
-        metadata = {table_port.STREAM_TAG: entry.checkpoint_id, "epoch": self.epoch}
-        guard = self._guard_for(info)
-        started = None
-        try:
-            if next_ckp is None:
-                completed = table_port.commit(
-                    self.table, entry.instant, stats, metadata, guard, self._fence
-                )
-            else:
-                completed, started = table_port.commit_and_start(
-                    self.table,
-                    entry.instant,
-                    stats,
-                    metadata,
-                    guard,
-                    next_ckp,
-                    self.epoch,
-                    self._fence,
-                )
-        except table_port.PERMANENT_COMMIT_ERRORS as e:
-            # Torn or missing files, a write conflict, a duplicate key: this instant can
-            # never commit. Roll it back and stop loudly (Hudi: failed write statuses).
-            self._rollback(entry.instant, f"commit failed: {e}")
-            self._remove(entry)
-            raise self._fail(entry, CommitFailedError(str(e))) from e
-        except Exception as e:
-            # Fencing, storage errors: no rollback. The instant stays inflight and its
-            # WriteMeta in the coordinator and writer state, so recovery recommits it;
-            # rolling back would lose a batch Spark already counts as done.
-            raise self._fail(entry, e) from e
-        finally:
-            if next_ckp is not None:
-                self._settle_reservation(next_ckp, started, entry.instant)
-        self._remove(entry)
-        self.recorder(
-            "commit",
-            {
-                **info,
-                "requested": entry.instant,
-                "completed": completed,
-                "rows": meta.get("rows", 0),
-                "files": len(stats),
-                "latency_ms": (time.monotonic() - ack_time) * 1000,
-                "max_event_time": meta.get("max_event_time"),
-                "min_offset": meta.get("min_offset"),
-                "max_offset": meta.get("max_offset"),
-            },
-        )
-        self.fault_hook("after_commit", info)
-        return completed
-
-    def _guard_for(self, info: dict[str, Any]) -> Callable[[], None]:
-        def guard() -> None:
-            # Called by the table under its lock right before the completed file is written.
-            self.fault_hook("mid_commit", info)
-            self._check_epoch()
-            self.fault_hook("after_fencing_check", info)
-
-        return guard
-
-    def _check_epoch(self) -> None:
-        if not self.fencing or self.epoch_store is None:
-            return
-        newest = self.epoch_store.current()
-        if newest > self.epoch:
-            raise FencedError(
-                f"coordinator epoch {self.epoch} is fenced: epoch {newest} has taken over"
-            )
-
-    def _rollback(self, instant: str, reason: str) -> None:
-        self._check_epoch()  # fails early; the fence token makes the rollback itself safe
-        table_port.rollback(self.table, instant, self._fence)
-        self.recorder("rollback", {"instant": instant, "reason": reason})
-
-    def _remove(self, entry: BufferEntry) -> None:
-        with self._lock:
-            if entry.checkpoint_id in self._buffers:
-                self._buffers.remove(entry.checkpoint_id)
-            self._dispatched.discard(entry.checkpoint_id)
-            # Forget settled checkpoints so these maps stay small.
-            for key in [k for k in self._attempts if k[1] <= entry.checkpoint_id]:
-                del self._attempts[key]
-            for ckp in [k for k in self._instants if k < entry.checkpoint_id]:
-                del self._instants[ckp]
-            self._committed.notify_all()
-
-    def _fail(self, entry: BufferEntry, error: BaseException) -> BaseException:
-        """Record the failure and stop the coordinator; the caller raises the result."""
-        self.recorder(
-            "commit_failed",
-            {"instant": entry.instant, "checkpoint_id": entry.checkpoint_id, "error": str(error)},
-        )
-        with self._lock:
-            self._failure = error
-            self._committed.notify_all()
-        return error
-
-    def _raise_if_failed(self) -> None:
-        if self._failure is not None:
-            raise StreamError(f"coordinator failed: {self._failure}") from self._failure
 
     # ------------------------------------------------------------------ recovery
     def restore(self, checkpoint_id: int) -> dict[str, Any]:

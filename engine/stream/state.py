@@ -12,7 +12,8 @@ from typing import Any
 
 from engine.storage import Storage
 from engine.stream.write_meta import WriteMetaEvent
-from engine.table.fencing import advance_epoch, current_epoch
+from engine.table.fence_domains import current_epoch
+from engine.table.sealing import advance_epoch
 
 
 class CheckpointStateStore:

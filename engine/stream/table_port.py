@@ -12,7 +12,7 @@ from engine.errors import CorruptFileError, DuplicateKeyError, WriteConflictErro
 from engine.locks.service import SERVICE_LOCK, LeaseLock, LockService, service_first_token
 from engine.table import Table
 from engine.table.appender import BaseAppender
-from engine.table.fencing import current_epoch, epoch_domain, epoch_scope
+from engine.table.fence_domains import current_epoch, epoch_domain, epoch_scope
 from engine.timeline.instant import REQUESTED, Instant
 
 # Marks the instants a stream coordinator created, so recovery never touches instants of

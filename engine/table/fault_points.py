@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from engine.table.fencing import CLAIMS_DIR
+from engine.table.fence_domains import CLAIMS_DIR
 from engine.table.operations import Seam
 from engine.timeline.instant import parse_file_name
 from engine.timeline.sequence import TRUETIME_FILE

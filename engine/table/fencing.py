@@ -14,27 +14,28 @@ engine builds one from two POSIX facts (engine/storage/local.py):
 
 Grants. A lock token's writes go through a grant directory
 `.hoodie/.fence/<domain>/<lock token>/`: the domain is `e<epoch>` for a stream
-coordinator (`epoch_scope`) and `w` for other writers. Every timeline file a holder
-writes (requested, inflight, completed; the claim of an instant it rolls back) and the
-generation record `.hoodie/.truetime` (engine/timeline/sequence.py: its time and sequence
-number must never move back or be reused) is written as a temp file inside its grant and
-then linked (renamed, for a replace) to its name (`Storage.put_staged`, the write's one
-storage operation). The link succeeds only while the temp is still in the grant. Deletes
-go the same way (`Fence.delete`, `Storage.delete_staged`): the file is moved into the
-grant, then deleted; the move fails once the grant is dead. That covers a rollback's data
-files and archival's (the active timeline's archived files, merged runs) in their lock
-hold, and outside any hold a cleaner's planned files and the files a finished instant does
-not keep (engine/table/markers.py): those go through a grant of the handle's own in its
+coordinator (`epoch_scope`, engine/table/fence_domains.py) and `w` for other writers.
+Every timeline file a holder writes (requested, inflight, completed; the claim of an
+instant it rolls back) and the generation record `.hoodie/.truetime`
+(engine/timeline/sequence.py: its time and sequence number must never move back or be
+reused) is written as a temp file inside its grant and then linked (renamed, for a
+replace) to its name (`Storage.put_staged`, the write's one storage operation). The link
+succeeds only while the temp is still in the grant. Deletes go the same way
+(`Fence.delete`, `Storage.delete_staged`): the file is moved into the grant, then
+deleted; the move fails once the grant is dead. That covers a rollback's data files and
+archival's (the active timeline's archived files, merged runs) in their lock hold, and
+outside any hold a cleaner's planned files and the files a finished instant does not
+keep (engine/table/markers.py): those go through a grant of the handle's own in its
 coordinator epoch (`deletes-<id>`), which the next epoch seals like every other.
 
-Sealing. Whoever takes over seals the stale grants: it moves every temp out of the grant
-(after which the old holder's link fails), publishes a completion whose claim the old
-holder had already made (that commit was decided before the takeover: see "At most
-once"), drops the rest, and removes the directory with `rmdir`; if a new temp appeared
-meanwhile, it does it again. After the seal the old holder can neither write a temp
-(the directory is dead) nor link one, so nothing it does afterwards reaches the
-timeline, wherever it was paused: after a fencing check, inside the TrueTime wait,
-between its writes.
+Sealing (engine/table/sealing.py). Whoever takes over seals the stale grants: it moves
+every temp out of the grant (after which the old holder's link fails), publishes a
+completion whose claim the old holder had already made (that commit was decided before
+the takeover: see "At most once"), drops the rest, and removes the directory with
+`rmdir`; if a new temp appeared meanwhile, it does it again. After the seal the old
+holder can neither write a temp (the directory is dead) nor link one, so nothing it does
+afterwards reaches the timeline, wherever it was paused: after a fencing check, inside
+the TrueTime wait, between its writes.
 * A new coordinator creates `e<n+1>` exclusively (mkdir) and seals every older epoch: each
   grant inside it, then the domain directory itself, which makes the zombie's next grant
   (mkdir inside a dead domain) fail too.
@@ -79,71 +80,27 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 import uuid
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable
 from typing import Any
 
 from engine.errors import FencedError, InstantClaimedError
 from engine.storage import TEMP_PREFIX, Storage
+from engine.table.fence_domains import (
+    CLAIMS_DIR,
+    FENCE_DIR,
+    WRITERS_DOMAIN,
+    epoch_of,
+    scoped_domain,
+)
 from engine.table.operations import Seam, current_operation
-from engine.timeline.active import TIMELINE_DIR
-from engine.timeline.instant import parse_file_name
+from engine.table.sealing import Sealer
 
-FENCE_DIR = ".hoodie/.fence"
-CLAIMS_DIR = f"{FENCE_DIR}/claims"
-WRITERS_DOMAIN = "w"
-_EPOCH_RE = re.compile(r"^e(\d+)$")
-_TOKEN_RE = re.compile(r"^(w|e\d+)/[A-Za-z0-9_-]+$")  # `<domain>/<lock token>`
 SeamHook = Callable[[str, dict[str, Any]], None]
 
-# The domain of the calling thread's table operations (a coordinator's epoch); a Table
-# shared by two coordinators (in tests) still fences each by its own epoch.
-_scope: ContextVar[str | None] = ContextVar("fence_domain", default=None)
 
-
-def epoch_domain(epoch: int) -> str:
-    return f"e{epoch}"
-
-
-@contextlib.contextmanager
-def epoch_scope(epoch: int) -> Iterator[None]:
-    """Table operations inside this block are fenced by coordinator epoch `epoch`."""
-    token = _scope.set(epoch_domain(epoch))
-    try:
-        yield
-    finally:
-        _scope.reset(token)
-
-
-def current_epoch(storage: Storage) -> int:
-    """The newest coordinator epoch (-1 before any)."""
-    epochs = [int(m.group(1)) for n in storage.list(FENCE_DIR) if (m := _EPOCH_RE.match(n))]
-    return max(epochs, default=-1)
-
-
-def advance_epoch(storage: Storage) -> int:
-    """Take the next epoch (an exclusive mkdir: two starters never share one) and seal every
-    older one, so no older coordinator's staged write succeeds from now on."""
-    storage.makedirs(FENCE_DIR)
-    epoch = current_epoch(storage) + 1
-    while True:
-        try:
-            storage.create_dir(f"{FENCE_DIR}/{epoch_domain(epoch)}")
-            break
-        except FileExistsError:
-            epoch += 1
-    sealer = Fence(storage, enabled=True, claims=True)
-    for name in storage.list(FENCE_DIR):
-        m = _EPOCH_RE.match(name)
-        if m and int(m.group(1)) < epoch:
-            sealer.seal_domain(name)
-    return epoch
-
-
-class Fence:
+class Fence(Sealer):
     """A table handle's fencing: a grant per lock token, fenced timeline writes, claims.
 
     A grant is made by its token's first write and kept while the lock hands out the same
@@ -151,7 +108,8 @@ class Fence:
     pays for it once."""
 
     def __init__(self, storage: Storage, *, enabled: bool, claims: bool) -> None:
-        self.storage, self.enabled, self.claims = storage, enabled, enabled and claims
+        super().__init__(storage)
+        self.enabled, self.claims = enabled, enabled and claims
         self.domain = WRITERS_DOMAIN  # the default; a coordinator sets its epoch's
         self.grant: str | None = None  # the grant of the current lock hold
         self.hooks: list[SeamHook] = []  # seams for tests and fault injection
@@ -189,7 +147,7 @@ class Fence:
         engine/locks/service_rpc.py) puts the grant there, so the next epoch seals it."""
         if not self.enabled:
             return
-        domain = _scope.get() or lock_domain or self.domain
+        domain = scoped_domain() or lock_domain or self.domain
         token = str(lock_token) if lock_token is not None else uuid.uuid4().hex
         self.grant, self._holder = f"{FENCE_DIR}/{domain}/{token}", threading.get_ident()
         if self._made is not None and self._made != self.grant:
@@ -237,7 +195,7 @@ class Fence:
         self._made = grant
         return grant
 
-    # -- taking over -----------------------------------------------------------------
+    # -- taking over (the seals themselves: engine/table/sealing.py) -------------------
 
     def revoke(self, lock_token: object) -> None:
         """A lock lease ran out and was taken over: nothing its holder writes lands now."""
@@ -245,49 +203,8 @@ class Fence:
             return
         self.storage.makedirs(f"{FENCE_DIR}/{WRITERS_DOMAIN}")
         for domain in self.storage.list(FENCE_DIR):
-            if domain == WRITERS_DOMAIN or _EPOCH_RE.match(domain):
+            if domain == WRITERS_DOMAIN or epoch_of(domain) is not None:
                 self.seal_token(f"{domain}/{lock_token}")
-
-    def seal_domain(self, domain: str) -> None:
-        """Seal every grant of `domain`, then the domain itself (retried while new grants
-        appear)."""
-        path = f"{FENCE_DIR}/{domain}"
-        while True:
-            for name in self.storage.list(path):
-                try:
-                    self.seal(f"{path}/{name}")
-                except NotADirectoryError:
-                    self.storage.delete(f"{path}/{name}", missing_ok=True)  # a tombstone
-            if self.storage.remove_dir(path):
-                return
-
-    def seal(self, grant: str) -> None:
-        """Take every temp out of `grant`, finish the claimed completions among them, and
-        remove the grant."""
-        while True:
-            for name in self.storage.list(grant):
-                taken = f"{FENCE_DIR}/taken-{uuid.uuid4().hex[:12]}"
-                try:
-                    self.storage.rename(f"{grant}/{name}", taken)
-                except FileNotFoundError:
-                    continue  # its writer finished (or dropped) it meanwhile
-                try:
-                    self._finish_claimed(taken, name)
-                finally:
-                    self.storage.delete(taken, missing_ok=True)
-            if self.storage.remove_dir(grant):
-                return
-
-    def _finish_claimed(self, taken: str, name: str) -> None:
-        """Publish a completion whose claim its writer had already made."""
-        final = name[len(TEMP_PREFIX) :].split("-", 1)[-1]  # .tmp-<hex>-<name>
-        instant = parse_file_name(final)
-        if instant is None or not instant.is_completed:
-            return
-        claim = f"{CLAIMS_DIR}/{instant.requested_time}"
-        if self._same(taken, claim):
-            with contextlib.suppress(FileExistsError):
-                self.storage.link(taken, f"{TIMELINE_DIR}/{final}")
 
     # -- fenced writes ---------------------------------------------------------------
 
@@ -332,7 +249,7 @@ class Fence:
             return None
         if self.grant is not None and self._holder == threading.get_ident():
             return self._make_grant()
-        domain = _scope.get() or self.domain
+        domain = scoped_domain() or self.domain
         if domain == WRITERS_DOMAIN:
             return None
         with self._mutex:
@@ -419,21 +336,6 @@ class Fence:
         finally:
             self.storage.delete(moved, missing_ok=True)
 
-    def seal_token(self, token: str) -> None:
-        """Fence one hold, `<domain>/<lock token>`: a tombstone at its grant's name, or the
-        grant sealed if it was made (a sealed domain needs nothing). A malformed token
-        (from a damaged claim) names no grant."""
-        if not _TOKEN_RE.match(token):
-            return
-        grant = f"{FENCE_DIR}/{token}"
-        try:
-            self.storage.put_if_absent(grant, b"revoked", parents=False)
-        except FileExistsError:
-            with contextlib.suppress(NotADirectoryError):  # a tombstone already
-                self.seal(grant)
-        except FileNotFoundError:
-            pass  # a sealed epoch: nothing can be granted there any more
-
     def _put(self, path: str, data: bytes, claim: str | None, *, replace: bool) -> None:
         self.seam(Seam.BEFORE_WRITE, path=path)
         grant = self._make_grant()
@@ -449,9 +351,3 @@ class Fence:
                 raise InstantClaimedError(e.filename.rsplit("/", 1)[-1]) from None
             raise
         self.seam(Seam.AFTER_WRITE, path=path)
-
-    def _same(self, a: str, b: str) -> bool:
-        try:
-            return self.storage.read_bytes(a) == self.storage.read_bytes(b)
-        except FileNotFoundError:
-            return False

@@ -1,6 +1,7 @@
 """The narrow interface of a table handle that the table's own operations use (rollback,
-compaction, cleaning: engine/table/rollback.py, compaction.py, cleaning.py): its parts and
-`locked()`, the table lock held. Nothing private of Table; Table satisfies it."""
+compaction, cleaning, an instant's start and commit: engine/table/rollback.py,
+compaction.py, cleaning.py, instant_start.py, completion.py): its parts and `locked()`,
+the table lock held. Nothing private of Table; Table satisfies it."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from engine.config import Safety, TableConfig
 from engine.locks.file import FileLock
 from engine.stream.state import EpochStore
 from engine.table import Table
-from engine.table.fencing import epoch_scope
+from engine.table.fence_domains import epoch_scope
 from engine.timeline.active import TIMELINE_DIR
 from tests.unit.engine.engine_helpers import rows
 

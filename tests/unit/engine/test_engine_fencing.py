@@ -17,7 +17,7 @@ from engine.locks.base import InProcessLock
 from engine.locks.file import FileLock
 from engine.stream.state import EpochStore
 from engine.table import Table
-from engine.table.fencing import CLAIMS_DIR, epoch_scope
+from engine.table.fence_domains import CLAIMS_DIR, epoch_scope
 from tests.unit.engine.engine_helpers import rows
 from tests.unit.engine.fencing_helpers import (
     LEASE_S,

@@ -21,7 +21,7 @@ from engine.storage import Storage
 from engine.stream.state import EpochStore
 from engine.stream.table_port import enter_epoch
 from engine.table import Table, cleaning
-from engine.table.fencing import FENCE_DIR, epoch_scope
+from engine.table.fence_domains import FENCE_DIR, epoch_scope
 from engine.timeline.active import TIMELINE_DIR
 from engine.timeline.archive import HISTORY_DIR
 from engine.timeline.sequence import TRUETIME_FILE, decode_record

@@ -17,7 +17,7 @@ from engine.locks.service import LeaseLock, LockService
 from engine.stream import table_port
 from engine.stream.state import EpochStore
 from engine.table import Table
-from engine.table.fencing import CLAIMS_DIR, FENCE_DIR, epoch_scope
+from engine.table.fence_domains import CLAIMS_DIR, FENCE_DIR, epoch_scope
 from engine.timeline.instant import parse_file_name
 from tests.unit.engine.engine_helpers import rows
 from tests.unit.engine.fencing_helpers import (

@@ -25,7 +25,7 @@ from engine.errors import (
     RollbackError,
 )
 from engine.table import Table, cleaning
-from engine.table.fencing import epoch_scope
+from engine.table.fence_domains import epoch_scope
 from engine.timeline.instant import INFLIGHT
 from harness.faults.driver_faults import DriverFaults
 from harness.faults.fired import FiredLog, pause_reached, pause_resumed
