@@ -4,7 +4,7 @@ instants, file-system views and data files; snapshot, as-of and incremental read
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import pyarrow as pa
 
@@ -83,9 +83,11 @@ class TableReads:
         columns: list[str] | None = None,
         with_meta: bool = False,
         file_ids: Iterable[str] | None = None,
+        leave_out: Collection[str] = (),
     ) -> pa.Table:
-        """The latest committed state (of only some file groups with `file_ids`)."""
-        return self._read(self.view(), columns, with_meta, file_ids)
+        """The latest committed state (of only some file groups with `file_ids`; without
+        the log files `leave_out`: FileSystemView.without_logs)."""
+        return self._read(self.view().without_logs(leave_out), columns, with_meta, file_ids)
 
     def as_of(
         self,
@@ -93,10 +95,13 @@ class TableReads:
         columns: list[str] | None = None,
         with_meta: bool = False,
         file_ids: Iterable[str] | None = None,
+        leave_out: Collection[str] = (),
     ) -> pa.Table:
         """The state made of instants completed at or before `completion_time` (of only
-        some file groups with `file_ids`: the pieces a distributed reader reads)."""
-        return self._read(self.view(as_of=completion_time), columns, with_meta, file_ids)
+        some file groups with `file_ids`: the pieces a distributed reader reads; without
+        the log files `leave_out`: FileSystemView.without_logs)."""
+        view = self.view(as_of=completion_time).without_logs(leave_out)
+        return self._read(view, columns, with_meta, file_ids)
 
     def _read(
         self,

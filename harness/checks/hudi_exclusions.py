@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.table.merge import COMMIT_TIME
+from harness.checks.arrays import differences
 from harness.checks.hudi_read_plan import Completed
 from harness.checks.result import MAX_LISTED
 
@@ -24,16 +25,18 @@ def sorted_keys(values: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 @dataclass(frozen=True)
 class Misfiled:
-    """Keys an archived log write (`instant`) wrote into `file_group` while compactions of
-    that group were requested (`straddled`, their requested times): hudi-rs files the log
-    before them and reads their slices without it. `absorbed_by`: the group's compactions
-    requested after the log completed, whose base files hold its rows again."""
+    """Keys an archived log write (`instant`) wrote into `file_group`, in its log files
+    `logs`, while compactions of that group were requested (`straddled`, their requested
+    times): hudi-rs files the log before them and reads their slices without it.
+    `absorbed_by`: the group's compactions requested after the log completed, whose base
+    files hold its rows again."""
 
     file_group: str
     instant: Completed
     straddled: tuple[str, ...]
     absorbed_by: tuple[Completed, ...]
     keys: pa.Array
+    logs: frozenset[str]
 
     def in_view(self, c: str | None, t: str | None) -> bool:
         """Does the engine's read as of c (None: the snapshot) hold the log, while hudi-rs's
@@ -47,24 +50,26 @@ class Misfiled:
         absorbed = (k for k in self.absorbed_by if reached(k.requested, t))
         return not any(reached(k.completed, c) for k in absorbed)
 
-    def confirmed(self, engine: pa.Table, other: pa.Table, key: str) -> pa.Array:
+    def confirmed(self, engine: pa.Table, other: pa.Table, before: pa.Table, key: str) -> pa.Array:
         """The keys of this write that one read may leave out: those whose difference is
         the one the rule predicts, the engine's row this write's and the other reader's
-        absent or an older instant's (its predecessor). Any other difference on them is
-        compared. Both tables carry the key and COMMIT_TIME."""
+        the key's version before it, `before`'s row (the engine's read of the group in
+        the same view without the misfiled logs) in every column, or absent where
+        `before` has none. Any other row of theirs (an older version but not that one,
+        other values) is compared, and so is a key the engine returns twice. The tables
+        carry the engine's columns, COMMIT_TIME among them."""
         written, key_type = self.instant.requested, engine.schema.field(key).type
+        rows = _once(engine, key)
         this_write = pc.and_(
-            pc.is_in(engine.column(key), value_set=self.keys.cast(key_type)),
-            pc.equal(engine.column(COMMIT_TIME), written),
+            pc.is_in(rows.column(key), value_set=self.keys.cast(key_type)),
+            pc.equal(rows.column(COMMIT_TIME), written),
         )
-        mine = engine.filter(this_write).column(key)
-        theirs = other.select([key, COMMIT_TIME])
+        mine = rows.filter(this_write).column(key).combine_chunks()
         try:
-            theirs = theirs.cast(pa.schema([engine.schema.field(key), theirs.schema.field(1)]))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            theirs = other.select(engine.schema.names).cast(engine.schema)
+        except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return pa.array([], key_type)  # nothing to confirm against
-        seen = theirs.filter(pc.greater_equal(theirs.column(COMMIT_TIME), written)).column(key)
-        return pc.filter(mine, pc.invert(pc.is_in(mine, value_set=seen))).combine_chunks()
+        return _alike(before.select(engine.schema.names), theirs, key, mine)
 
     def evidence(self) -> dict[str, Any]:
         return {
@@ -74,6 +79,24 @@ class Misfiled:
             "compactions_requested_while_inflight": list(self.straddled),
             "keys": {"count": len(self.keys), "keys": sorted_keys(self.keys).to_pylist()},
         }
+
+
+def _alike(was: pa.Table, now: pa.Table, key: str, keys: pa.Array) -> pa.Array:
+    """Those of `keys` (distinct) that both `was` and `now` lack, or hold once each with
+    the same values in every column (a key twice on either side is compared)."""
+    was, now = (t.filter(pc.is_in(t.column(key), value_set=keys)) for t in (was, now))
+    held = pa.chunked_array([*was.column(key).chunks, *now.column(key).chunks], keys.type)
+    absent = pc.filter(keys, pc.invert(pc.is_in(keys, value_set=held)))
+    joined, differs, _ = differences(_once(was, key), _once(now, key), key)
+    same = joined.filter(pc.invert(differs)).column(key)
+    return pa.concat_arrays([absent, *same.chunks])
+
+
+def _once(rows: pa.Table, key: str) -> pa.Table:
+    """`rows` but those whose key they hold more than once."""
+    counts = pc.value_counts(rows.column(key))
+    single = pc.filter(counts.field("values"), pc.equal(counts.field("counts"), 1))
+    return rows.filter(pc.is_in(rows.column(key), value_set=single))
 
 
 def misfiled_logs(

@@ -41,9 +41,11 @@ Where the two readers' semantics differ, only what is comparable is compared (hu
   (`Misfiled`) are left out of the snapshot and the time-travel points that read that
   slice, and counted under `archived_logs`, naming the group, the instant and the
   compactions, but only where the difference is the one predicted: the engine's row is
-  that write's (its commit time) and hudi-rs's absent or an older instant's
+  that write's (its commit time) and hudi-rs's is the key's version before it, the row
+  the engine's own reader returns from the same view of the group without the misfiled
+  logs (same commit time, same values), or absent where that read has none
   (`Misfiled.confirmed`). Every other key of those reads, and every other difference on
-  those keys, is still compared.
+  those keys (an older version but not that one, say), is still compared.
 - Both readers read only inside the cleaner's retention window (engine/table/cleaning.py):
   before it files are gone by design, so earlier points and pulls are not compared.
 - Merge order. When two instants wrote the same key into one file slice (MOR log writes of
@@ -67,6 +69,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.checks.arrays import OTHER, differences
 from harness.checks.hudi_exclusions import Misfiled, sorted_keys
 from harness.checks.hudi_read_plan import (
     MAX_PULLS,
@@ -88,6 +91,15 @@ class Reads(Protocol):
     def snapshot(self) -> pa.Table: ...
     def as_of(self, time: str) -> pa.Table: ...
     def incremental(self, begin: str | None, end: str) -> pa.Table: ...
+
+
+class OwnReads(Reads, Protocol):
+    """The engine's reads, and what it reads of one file group without some of its logs."""
+
+    def without(self, as_of: str | None, file_id: str, logs: frozenset[str]) -> pa.Table:
+        """File group `file_id` as of `as_of` (None: the snapshot) with the log files
+        `logs` left out of its slices: each key's version before those logs."""
+        ...
 
 
 def diff_rows(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any] | None:
@@ -158,23 +170,14 @@ def _duplicated(keys: pa.ChunkedArray) -> dict[str, Any] | None:
 def _different_values(engine: pa.Table, hudi: pa.Table, key: str) -> dict[str, Any]:
     """Keys in both whose other columns differ (nulls compare equal to nulls)."""
     values = [n for n in engine.column_names if n != key]
-    renamed = hudi.rename_columns([n if n == key else f"{n}\x00hudi" for n in hudi.column_names])
-    joined = engine.join(renamed, key, join_type="inner")
-    differs = pa.array([False] * joined.num_rows, pa.bool_())
-    per_column = {}
-    for name in values:
-        a, b = joined.column(name), joined.column(f"{name}\x00hudi")
-        ne = pc.or_(pc.fill_null(pc.not_equal(a, b), False), pc.xor(pc.is_null(a), pc.is_null(b)))
-        if pc.any(ne).as_py():
-            per_column[name] = pc.sum(ne).as_py()
-            differs = pc.or_(differs, ne)
+    joined, differs, per_column = differences(engine, hudi, key)
     bad = joined.filter(differs)
     bad = bad.take(pc.sort_indices(bad.column(key)))
     items = [
         {
             "key": row[key],
             "engine": {n: row[n] for n in values},
-            "hudi": {n: row[f"{n}\x00hudi"] for n in values},
+            "hudi": {n: row[n + OTHER] for n in values},
         }
         for row in bad.slice(0, MAX_LISTED).to_pylist()
     ]
@@ -189,6 +192,7 @@ class Comparison:
 
     key: str
     misfiled: list[Misfiled]
+    without: Callable[[str | None, str, frozenset[str]], pa.Table]  # OwnReads.without
     disagreements: list[dict[str, Any]] = field(default_factory=list)
     over_bound: list[dict[str, Any]] = field(default_factory=list)
     reads_excluding_archived: int = 0
@@ -205,10 +209,11 @@ class Comparison:
         """Compare one read; `view`: (engine as of, hudi-rs as of) of a snapshot or
         time-travel read (None: a pull). The engine's row count."""
         mine = ours()
+        applies = [m for m in self.misfiled if view is not None and m.in_view(*view)]
+        before = self._before(applies, None if view is None else view[0])
         try:
             other = theirs()
-            applies = [m for m in self.misfiled if view is not None and m.in_view(*view)]
-            excluded = [m.confirmed(mine, other, self.key) for m in applies]
+            excluded = [m.confirmed(mine, other, before[m.file_group], self.key) for m in applies]
             excluded = [k for k in excluded if len(k)]
             kept = _without(mine, self.key, excluded)
             diff = diff_rows(kept, _without(other, self.key, excluded), self.key)
@@ -224,6 +229,16 @@ class Comparison:
         if diff:
             self.disagreements.append({**where, **diff})
         return mine.num_rows
+
+    def _before(self, applies: list[Misfiled], as_of: str | None) -> dict[str, pa.Table]:
+        """Per file group of `applies`, the engine's read of it as of `as_of` without all
+        their logs in it: hudi-rs files each of them under another slice, so a key two of
+        them wrote is, for hudi-rs, the version before both. Read before the other reader's
+        rows, so that an engine error propagates."""
+        logs: dict[str, frozenset[str]] = {}
+        for m in applies:
+            logs[m.file_group] = logs.get(m.file_group, frozenset()) | m.logs
+        return {g: self.without(as_of, g, names) for g, names in sorted(logs.items())}
 
     def evidence(self) -> dict[str, Any]:
         misfiled = self.misfiled
@@ -253,7 +268,7 @@ class Comparison:
 
 def hudi_reader(
     instants: list[Completed],
-    engine: Reads,
+    engine: OwnReads,
     hudi: Reads,
     key: str,
     reader: str = "hudi-rs",
@@ -272,7 +287,7 @@ def hudi_reader(
     without them. `refused`: why the Hudi reader refuses time travel to T by design, or
     None. `name`: the check's (one comparison serves every Hudi reader)."""
     plan = plan_reads(instants, limits, window_from, refused)
-    reads = Comparison(key, misfiled or [])
+    reads = Comparison(key, misfiled or [], engine.without)
     snapshot_rows = reads.compare(
         {"read": "snapshot"}, engine.snapshot, hudi.snapshot, (None, None)
     )

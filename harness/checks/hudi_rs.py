@@ -11,6 +11,7 @@ import pyarrow.fs as pafs
 from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from hudi import __version__ as hudi_version
 
+from engine.layout.file_names import LOG
 from engine.table import Table
 from engine.table.merge import COMMIT_TIME
 from engine.timeline.instant import DATA_ACTIONS
@@ -69,6 +70,12 @@ class EngineReads:
     def incremental(self, begin: str | None, end: str | None) -> pa.Table:
         return self.table.incremental(begin, end, columns=self.columns)
 
+    def without(self, as_of: str | None, file_id: str, logs: frozenset[str]) -> pa.Table:
+        group = [file_id]
+        if as_of is None:
+            return self.table.snapshot(self.columns, file_ids=group, leave_out=logs)
+        return self.table.as_of(as_of, self.columns, file_ids=group, leave_out=logs)
+
 
 class HudiReads:
     """hudi-rs's reads: time travel by requested time, incremental pulls by completion time."""
@@ -119,21 +126,25 @@ def completed_instants(table: Table) -> list[Completed]:
 
 def group_keys(
     table: Table, cleaned: frozenset[str]
-) -> Callable[[Completed, str], pa.Array | None]:
-    """keys(instant, group): the keys an instant wrote into a file group, None if it wrote
-    none there or its files there are ones a clean may have deleted (`cleaned`: by design,
-    no compared read holds their rows, and reading them fails)."""
+) -> Callable[[Completed, str], tuple[pa.Array, frozenset[str]] | None]:
+    """keys(instant, group): the keys an instant wrote into a file group and the names of
+    the log files it wrote them in, None if it wrote none there or its files there are ones
+    a clean may have deleted (`cleaned`: by design, no compared read holds their rows, and
+    reading them fails)."""
     key = table.config.key_field
     by_time = {i.requested_time: i for i in table.timeline.completed(include_archived=True)}
 
-    def keys(instant: Completed, group: str) -> pa.Array | None:
-        files = table.catalog.files_of(by_time[instant.requested])
-        parts = [
-            table.catalog.read_keys(f, key)
-            for f in files
+    def keys(instant: Completed, group: str) -> tuple[pa.Array, frozenset[str]] | None:
+        files = [
+            f
+            for f in table.catalog.files_of(by_time[instant.requested])
             if f.file_id == group and f.name not in cleaned
         ]
-        return pa.chunked_array(parts).combine_chunks().unique() if parts else None
+        if not files:
+            return None
+        parts = [table.catalog.read_keys(f, key) for f in files]
+        logs = frozenset(f.name for f in files if f.kind == LOG)
+        return pa.chunked_array(parts).combine_chunks().unique(), logs
 
     return keys
 
@@ -147,8 +158,8 @@ def misfiled_keys(
     out = []
     for log, group, straddled, absorbed in misfiled_logs(instants):
         written = keys(log, group)
-        if written is not None and len(written):
-            out.append(Misfiled(group, log, straddled, absorbed, written))
+        if written is not None and len(written[0]):
+            out.append(Misfiled(group, log, straddled, absorbed, *written))
     return out
 
 

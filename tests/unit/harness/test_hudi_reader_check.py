@@ -224,6 +224,7 @@ class ModelReads:
     # commit time, or None (no row)
     tamper: dict[int, int | tuple[int, str] | None] | None = None
     merge_by: str = "requested"  # every Hudi reader's: the later-requested row wins
+    misses: frozenset[str] = frozenset()  # instants its snapshot files elsewhere (hudi-rs)
 
     def _rows(self, chosen: list[Completed]) -> pa.Table:
         """id, the commit time of the row's instant (a tampered row keeps it), v."""
@@ -243,11 +244,20 @@ class ModelReads:
         return table.add_column(1, COMMIT_TIME, pa.array([state[k][1] for k in keys]))
 
     def snapshot(self) -> pa.Table:
-        return self._rows(self.instants)
+        return self._rows([i for i in self.instants if i.requested not in self.misses])
+
+    def _as_of(self, time: str) -> list[Completed]:
+        field = "requested" if self.by_requested else "completed"
+        return [i for i in self.instants if getattr(i, field) <= time]
 
     def as_of(self, time: str) -> pa.Table:
-        field = "requested" if self.by_requested else "completed"
-        return self._rows([i for i in self.instants if getattr(i, field) <= time])
+        return self._rows(self._as_of(time))
+
+    def without(self, as_of: str | None, file_id: str, logs: frozenset[str]) -> pa.Table:
+        """The engine's read of a group without some logs (here: each instant's log is
+        named by its requested time)."""
+        chosen = self.instants if as_of is None else self._as_of(as_of)
+        return self._rows([i for i in chosen if file_id in i.groups and i.requested not in logs])
 
     def incremental(self, begin: str | None, end: str) -> pa.Table:
         begin = begin or ""
@@ -256,6 +266,7 @@ class ModelReads:
 
 INSTANTS = [inst(1, 5), inst(2, 3), inst(6, 7)]
 WRITES = {t(1): {1: 10, 2: 20}, t(2): {2: 21, 3: 30}, t(6): {4: 40}}
+LOGS = frozenset({t(1)})  # the log files of INSTANTS[0] (ModelReads.without)
 
 
 def test_readers_that_agree_where_comparable_are_valid():
@@ -346,7 +357,7 @@ def test_a_read_that_leaves_more_than_a_tenth_of_its_rows_out_is_unknown():
     """Key 1 of an archived log write hudi-rs files under another slice (`Misfiled`) is left
     out where the rule says: one row in four of the snapshot is past the bound; the same
     key among 20 more rows is inside it. Rows compared and left out are counted."""
-    misfiled = Misfiled("fg1", INSTANTS[0], (t(2),), (), pa.array([1], pa.int64()))
+    misfiled = Misfiled("fg1", INSTANTS[0], (t(2),), (), pa.array([1], pa.int64()), LOGS)
     engine = ModelReads(INSTANTS, WRITES)
     hudi = ModelReads(INSTANTS, WRITES, by_requested=True, tamper={1: None})
     assert hudi_reader(INSTANTS, engine, hudi, "id").verdict == "invalid"
@@ -367,18 +378,51 @@ def test_a_read_that_leaves_more_than_a_tenth_of_its_rows_out_is_unknown():
 
 
 def test_an_excluded_key_is_compared_where_its_difference_is_not_the_predicted_one():
-    """The rule predicts hudi-rs's row of key 1 absent or older than the archived write's;
-    a row of that write with another value, or of a later instant, is compared, and is a
-    disagreement; one of an older instant is left out, as absent is."""
-    misfiled = Misfiled("fg1", INSTANTS[0], (t(2),), (), pa.array([1], pa.int64()))
+    """The rule predicts hudi-rs's row of key 1 absent (the archived write inserted it); a
+    row of that write with another value, or of a later or an older instant, is compared,
+    and is a disagreement; absent, it is left out."""
+    misfiled = Misfiled("fg1", INSTANTS[0], (t(2),), (), pa.array([1], pa.int64()), LOGS)
     wide = {**WRITES, t(1): {**WRITES[t(1)], **{k: k for k in range(100, 120)}}}
     engine = ModelReads(INSTANTS, wide)
     tampered = ModelReads(INSTANTS, wide, by_requested=True, tamper={1: 99})  # t(1)'s row
     r = hudi_reader(INSTANTS, engine, tampered, "id", misfiled=[misfiled])
     assert r.verdict == "invalid" and r.evidence["rows"]["left_out"] == 0
-    later = ModelReads(INSTANTS, wide, by_requested=True, tamper={1: (10, t(6))})
-    assert hudi_reader(INSTANTS, engine, later, "id", misfiled=[misfiled]).verdict == "invalid"
-    older = ModelReads(INSTANTS, wide, by_requested=True, tamper={1: (5, t(0))})
-    r = hudi_reader(INSTANTS, engine, older, "id", misfiled=[misfiled])
+    for row in ((10, t(6)), (5, t(0))):
+        other = ModelReads(INSTANTS, wide, by_requested=True, tamper={1: row})
+        r = hudi_reader(INSTANTS, engine, other, "id", misfiled=[misfiled])
+        assert r.verdict == "invalid" and r.evidence["rows"]["left_out"] == 0, row
+    absent = ModelReads(INSTANTS, wide, by_requested=True, tamper={1: None})
+    r = hudi_reader(INSTANTS, engine, absent, "id", misfiled=[misfiled])
     assert r.verdict == "valid", r.evidence
     assert r.evidence["rows"]["left_out"] == 3
+
+
+# Key 1: t(1) inserted it, t(3) updated it, and the archived log write t(5), which hudi-rs
+# files before a compaction requested at t(6) and so misses in the snapshot, updated it
+# again; it also inserted key 7. Keys 100-119 keep the two left out inside the bound.
+UPDATES = [inst(1, 2), inst(3, 4), inst(5, 7)]
+UPDATED = {t(1): {1: 10, **{k: k for k in range(100, 120)}}, t(3): {1: 11}, t(5): {1: 12, 7: 70}}
+LOG_WRITE = Misfiled(
+    "fg1", UPDATES[2], (t(6),), (), pa.array([1, 7], pa.int64()), frozenset({t(5)})
+)
+
+
+def test_an_update_is_left_out_only_where_hudi_rs_returns_its_exact_predecessor():
+    """hudi-rs's snapshot without the log holds key 1's version before it (t(3)'s) and no
+    key 7: both left out. A row two versions back (t(1)'s), or of the predecessor's instant
+    with another value, or no row, is not what a reader without the log returns: the
+    snapshot compares key 1 and disagrees."""
+    engine = ModelReads(UPDATES, UPDATED)
+    misses = frozenset({t(5)})
+    hudi = ModelReads(UPDATES, UPDATED, by_requested=True, misses=misses)
+    assert hudi_reader(UPDATES, engine, hudi, "id").verdict == "invalid"
+    r = hudi_reader(UPDATES, engine, hudi, "id", misfiled=[LOG_WRITE])
+    assert r.verdict == "valid", r.evidence
+    assert r.evidence["rows"]["left_out"] == 2  # keys 1 and 7 of the snapshot
+    for wrong in ((10, t(1)), (99, t(3)), None):
+        other = ModelReads(UPDATES, UPDATED, by_requested=True, misses=misses, tamper={1: wrong})
+        r = hudi_reader(UPDATES, engine, other, "id", misfiled=[LOG_WRITE])
+        snapshot = [d for d in r.evidence["disagreements"]["items"] if d["read"] == "snapshot"]
+        assert r.verdict == "invalid" and len(snapshot) == 1, wrong
+        different = [i["key"] for i in snapshot[0].get("different", {}).get("items", [])]
+        assert different + snapshot[0].get("only_engine", {}).get("keys", []) == [1], wrong
