@@ -85,8 +85,8 @@ def iceberg_runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
 # test runs while it does (unit tests may, as they always did beside the one lane). Each
 # is marked where it is defined, with what moved when it ran beside a second lane
 # (tests/integration: test_bank.py, test_hudi.py, and test_detection.py's and
-# test_faults.py's WHOLE_MACHINE; tests/unit/jobs/test_jobs_contention.py's Locust stages);
-# forcing its race by an event instead of a time frees it again.
+# test_faults.py's WHOLE_MACHINE); forcing its race by an event instead of a time frees it
+# again, as the Locust contention test's forced round did (tests/unit/jobs).
 MACHINE_LANES = 2
 LANE_HOSTS = ("127.0.0.20", "127.0.0.30")  # a block of 10 each: master + up to 9 workers
 LANE_DIR_ENV = "INSTANTBENCH_LANE_DIR"  # the lock files' folder (a test of the lanes' own)
