@@ -132,7 +132,7 @@ class JvmArchive:
                     if jvm.stdin is not None:
                         jvm.stdin.close()  # pyspark's JVM exits at the end of its stdin
                 jvm.wait(timeout=JVM_EXIT_TIMEOUT_S)
-                if jvm.returncode == 0 and self._maps(self.making, class_path):
+                if jvm.returncode == 0 and maps(self.making, class_path):
                     os.replace(self.making, self.path)
         except (subprocess.TimeoutExpired, OSError):
             pass  # a speed-up only: a run never fails for it (the next driver tries again)
@@ -142,14 +142,14 @@ class JvmArchive:
             with contextlib.suppress(FileNotFoundError):
                 self.claim.unlink()
 
-    @staticmethod
-    def _maps(archive: Path, class_path: str) -> bool:
-        """Does a JVM with `class_path` start with `archive` mapped (-Xshare:on fails if
-        it cannot map it)?"""
-        java = _java()
-        if java is None or not archive.exists():
-            return False
-        command = [str(java), "-cp", class_path, f"-XX:SharedArchiveFile={archive}"]
-        command += ["-Xshare:on", *QUIET.split(), "-version"]
-        done = subprocess.run(command, capture_output=True, timeout=JVM_EXIT_TIMEOUT_S)
-        return done.returncode == 0
+
+def maps(archive: Path, class_path: str) -> bool:
+    """Does a JVM with `class_path` start with `archive` mapped (-Xshare:on fails if it
+    cannot map it)?"""
+    java = _java()
+    if java is None or not archive.exists():
+        return False
+    command = [str(java), "-cp", class_path, f"-XX:SharedArchiveFile={archive}"]
+    command += ["-Xshare:on", *QUIET.split(), "-version"]
+    done = subprocess.run(command, capture_output=True, timeout=JVM_EXIT_TIMEOUT_S)
+    return done.returncode == 0

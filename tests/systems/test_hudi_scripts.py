@@ -196,3 +196,17 @@ def test_reads_are_loaded_from_the_manifest(tmp_path: Path) -> None:
     assert loaded.errors == {"as_of/002": "HoodieException: boom"}
     missing = collect(tmp_path / "nothing", 137)
     assert missing.snapshot is None and "no manifest (exit code 137)" in missing.errors["reader"]
+
+
+def test_a_runtime_s_class_archive_is_mapped_by_its_driver_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = tmp_path / "spark-classes.jsa"
+    monkeypatch.setattr(spark_session, "CLASS_ARCHIVE", str(archive))
+    assert spark_session.driver_java_options() == spark_session.JAVA_OPTIONS  # none made
+    archive.write_bytes(b"classes")
+    conf = spark_session.session_conf({})
+    driver = conf["spark.driver.extraJavaOptions"]
+    assert driver.startswith(f"-XX:SharedArchiveFile={archive} -Xshare:auto")
+    assert driver.endswith(spark_session.JAVA_OPTIONS)
+    assert conf["spark.executor.extraJavaOptions"] == spark_session.JAVA_OPTIONS

@@ -28,11 +28,25 @@ KRYO = {
 # (SparkContext.supplementJavaModuleOptions): Hudi needs no more.
 JAVA_OPTIONS = "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
 JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+# The runtime's class-data archive, beside its interpreter in the venv (made with the
+# runtime: harness/systems/spark_stream/class_archive.py ARCHIVE_NAME); -Xshare:auto maps
+# it if it fits this JVM, else the JVM starts as it would without.
+CLASS_ARCHIVE = os.path.join(sys.prefix, "spark-classes.jsa")
+QUIET_ARCHIVE = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # classes it cannot map: noise
+
+
+def driver_java_options() -> str:
+    """Hudi's JVM options, after the archive's where there is one."""
+    if os.path.isfile(CLASS_ARCHIVE) and " " not in CLASS_ARCHIVE:
+        mapped = f"-XX:SharedArchiveFile={CLASS_ARCHIVE} -Xshare:auto {QUIET_ARCHIVE}"
+        return f"{mapped} {JAVA_OPTIONS}"
+    return JAVA_OPTIONS
 
 
 def session_conf(cfg: dict[str, Any]) -> dict[str, str]:
     """Hudi's session settings, then the config's own (JVM options are appended, not lost)."""
-    conf = {**KRYO, **{key: JAVA_OPTIONS for key in JAVA_OPTION_KEYS}}
+    conf = {**KRYO, "spark.driver.extraJavaOptions": driver_java_options()}
+    conf["spark.executor.extraJavaOptions"] = JAVA_OPTIONS
     for key, value in cfg.get("spark_conf", {}).items():
         conf[key] = f"{conf[key]} {value}" if key in JAVA_OPTION_KEYS else str(value)
     return conf
