@@ -23,6 +23,7 @@ from harness.pipeline.rates import RateLaw, rate_law
 from harness.run_clock import RunClock
 from harness.runner.analysis import analyse_run
 from harness.runner.cluster_setup import start_cluster
+from harness.runner.commit_count import CommitCount
 from harness.runner.driver_config import driver_config, fault_occurrences
 from harness.runner.environment import live_spark_ui
 from harness.runner.errors import RunError
@@ -297,16 +298,22 @@ def _drive(
     law: RateLaw,
     progress: RunProgress,
 ) -> None:
-    """Until the run's time is up and its faults settled (or the settle limit passed):
-    tick the supervisor, sample the series once a second."""
-    status_file = supervisor.status_file
+    """Until the run's time is up, its faults settled and its `min_commits` made (or the
+    settle limit passed): tick the supervisor, sample the series once a second."""
+    status_file, commits = supervisor.status_file, CommitCount(paths.history)
     last_rows, next_sample = 0, t0 + 1.0
     while (now := time.time()) < t0 + scenario.run_s or (
-        (supervisor.settling() or unsettled(occurrences, fired, scenario.run_s))
+        (
+            supervisor.settling()
+            or unsettled(occurrences, fired, scenario.run_s)
+            or commits.count < scenario.min_commits
+        )
         and now < t0 + scenario.run_s + SETTLE_LIMIT_S
     ):
         supervisor.tick()
         if now >= next_sample:
+            if commits.count < scenario.min_commits:
+                commits.refresh()
             sample = _sample(status_file, law, occurrences, now, now - t0, last_rows)
             append_series(paths.history, sample)
             rows, pending = sample["rows_committed_total"], sample["pending_instants"]

@@ -10,6 +10,7 @@ from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
 from harness.scenario.base import (
+    MAX_COUNT,
     MAX_PARALLEL,
     MAX_RUN_S,
     Count,
@@ -300,6 +301,11 @@ class Scenario(Strict):
     """Seconds run before measuring; excluded from the metrics."""
     duration_s: Annotated[float, Field(ge=1, le=MAX_RUN_S)] = 60
     """Measured seconds, after the warm-up."""
+    min_commits: Annotated[int, Field(ge=0, le=MAX_COUNT)] = 0
+    """The run lasts past its duration until the stream has committed this many instants
+    (counted from the drivers' history), at most the settle limit longer: a run whose
+    evidence needs commits, not seconds, gets them on a slow machine too. instantbench's
+    engine only."""
     cluster: Cluster = Field(default_factory=Cluster)
     """Where Spark runs."""
     table: TableSpec = Field(default_factory=TableSpec)

@@ -22,6 +22,7 @@ def cross_field_problems(s: "Scenario") -> list[Problem]:
         *_check_problems(s),
         *_writer_problems(s),
         *_storage_problems(s),
+        *_min_commits_problems(s),
         *[p for i, f in enumerate(s.faults) for p in _fault_problems(s, i, f)],
         *_matrix_problems(s),
     ]
@@ -50,6 +51,20 @@ def _check_problems(s: "Scenario") -> list[Problem]:
             )
         )
     return problems
+
+
+def _min_commits_problems(s: "Scenario") -> list[Problem]:
+    """Only the engine's runner counts the stream's commits as they happen."""
+    if s.min_commits == 0 or s.system.kind == "instantbench":
+        return []
+    return [
+        Problem(
+            "min_commits",
+            f"not with system.kind {s.system.kind!r}; allowed: 0 (leave it out), or "
+            "system.kind instantbench",
+            s.min_commits,
+        )
+    ]
 
 
 def _storage_problems(s: "Scenario") -> list[Problem]:

@@ -247,3 +247,10 @@ def test_a_catalog_is_iceberg_s_to_choose() -> None:
     assert "system.catalog" in delta and "delta has no catalog to choose" in delta
     engine = _problem({"name": "e", "system": {"catalog": "jdbc"}})
     assert "system.catalog" in engine and "leave it out" in engine
+
+
+def test_min_commits_is_the_engine_runner_s_alone() -> None:
+    assert validate_scenario({"name": "e", "min_commits": 6}).min_commits == 6
+    problem = _problem(_hudi(min_commits=3))
+    assert "min_commits" in problem and "system.kind instantbench" in problem
+    assert "min_commits" in _problem({"name": "e", "min_commits": -1})
