@@ -43,7 +43,12 @@ def _scenario(kind: str) -> Scenario:
     return load_scenario(Path(__file__).parents[2] / "scenarios" / f"{SCENARIOS[kind]}.yaml")
 
 
-@pytest.mark.parametrize("kind", ["delta", "iceberg"])
+# Delta's 25-s run must commit batches after its restarted driver: beside a second lane's
+# run under load it committed none with rows (a rehearsal at c5abaf0), so it holds the
+# machine until a format's run can wait for commits as the engine's does (min_commits).
+@pytest.mark.parametrize(
+    "kind", [pytest.param("delta", marks=pytest.mark.whole_machine), "iceberg"]
+)
 def test_a_format_s_driver_killed_between_its_commit_and_spark_s_stays_exactly_once(
     kind: str, run: Callable[..., object], request: pytest.FixtureRequest
 ) -> None:
