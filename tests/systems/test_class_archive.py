@@ -50,10 +50,14 @@ def test_an_archive_that_maps_is_kept_and_made_once(
         (f"echo classes > \"$2\"; echo '{REPORT}'", False),  # it does not map
     ],
 )
-def test_no_archive_when_the_jvm_failed_or_it_does_not_map(
+def test_no_archive_when_the_jvm_failed_or_it_does_not_map_and_no_second_try(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, maps: bool
 ) -> None:
-    python = _runtime(tmp_path, monkeypatch, body)
+    runs = tmp_path / "runs"
+    python = _runtime(tmp_path, monkeypatch, f"echo x >> {runs}; {body}")
     monkeypatch.setattr(class_archive, "maps", lambda a, cp: maps)
     assert class_archive.ensure_class_archive(python) is None
-    assert sorted(p.name for p in python.parent.parent.iterdir()) == ["bin"]
+    venv = python.parent.parent
+    assert sorted(p.name for p in venv.iterdir()) == ["bin", class_archive.FAILED_NAME]
+    assert class_archive.ensure_class_archive(python) is None
+    assert runs.read_text() == "x\n"  # the failure is remembered: no second JVM

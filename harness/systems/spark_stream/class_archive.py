@@ -22,27 +22,31 @@ from harness.pipeline.jvm_archive import maps
 from harness.systems.spark_stream.runtime_cache import exclusive
 
 ARCHIVE_NAME = "spark-classes.jsa"  # the runtime side's name for it too
+FAILED_NAME = "spark-classes.failed"
 SCRIPT = Path(__file__).with_name("class_archive_script.py")
 MAKE_TIMEOUT_S = 300.0
 
 
 def ensure_class_archive(python: Path) -> Path | None:
-    """The archive of the venv `python` belongs to, made if missing (None: not made)."""
+    """The archive of the venv `python` belongs to, made if missing (None: not made). A
+    venv where making it failed once says so (FAILED_NAME) and is not tried again: each
+    try is a JVM's start-up and more, paid by every later user of the runtime."""
     venv = python.parent.parent
-    archive = venv / ARCHIVE_NAME
-    if archive.exists() or " " in str(archive):  # java options are split at spaces
-        return archive if archive.exists() else None
+    archive, failed = venv / ARCHIVE_NAME, venv / FAILED_NAME
+    if " " in str(archive):  # java options are split at spaces
+        return None
     with exclusive(venv.parent / f".{venv.name}.archive.lock"):
-        if archive.exists():
-            return archive
-        tmp = archive.with_name(f"{ARCHIVE_NAME}.{os.getpid()}.tmp")
-        try:
-            class_path = _make(python, tmp)
-            if class_path is not None and maps(tmp, class_path):
-                os.replace(tmp, archive)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+        if not archive.exists() and not failed.exists():
+            tmp = archive.with_name(f"{ARCHIVE_NAME}.{os.getpid()}.tmp")
+            try:
+                class_path = _make(python, tmp)
+                if class_path is not None and maps(tmp, class_path):
+                    os.replace(tmp, archive)
+                else:
+                    failed.touch()
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
     return archive if archive.exists() else None
 
 
