@@ -56,6 +56,11 @@ def _stage_stats(env: Environment, stage: Stage, lasted_s: float) -> dict[str, A
     }
 
 
+def _lasted(shape: StepShape) -> list[float]:
+    """Each stage's seconds: as it lasted, or (a run that timed out) its duration."""
+    return [*shape.lasted, *(s.duration_s for s in shape.stages[len(shape.lasted) :])]
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     table_path = spec["table_path"]
     config = TableConfig(table_type=spec["table_type"], file_groups=spec["file_groups"])
@@ -86,7 +91,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     completed = [i for i in timeline.completed() if i.action == "commit"]
     table.close()
     return {
-        "stages": [_stage_stats(env, s, t) for s, t in zip(stages, shape.lasted, strict=True)],
+        "stages": [_stage_stats(env, s, t) for s, t in zip(stages, _lasted(shape), strict=True)],
         # Attempts that ran across a stage change belong to neither stage's user count.
         "transition": _attempts(env, TRANSITION),
         "timed_out": timed_out,
