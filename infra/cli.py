@@ -137,6 +137,10 @@ def format_status(status: dict[str, Any]) -> str:
             f"  worker:{w['index']} {w['host']} {where} ({state}) "
             f"{'registered' if w['registered'] else 'not registered'}"
         )
+    network = status.get("network")
+    for host, seen in (network or {}).get("hosts", {}).items():
+        there = "up" if seen["exists"] else "gone"
+        lines.append(f"  host {host} {seen['address']} ({seen['namespace']}, {there})")
     return "\n".join(lines)
 
 

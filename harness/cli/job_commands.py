@@ -182,7 +182,7 @@ def capacity(
     raise typer.Exit(result.exit_code)
 
 
-Backend = Annotated[str, typer.Option("--backend", help="standalone | docker")]
+Backend = Annotated[str, typer.Option("--backend", help="standalone | docker | hosts")]
 
 
 @app.command(
@@ -190,6 +190,7 @@ Backend = Annotated[str, typer.Option("--backend", help="standalone | docker")]
         "instantbench cluster up --backend standalone --workers 2",
         "instantbench cluster status --backend standalone",
         "instantbench cluster down --backend standalone",
+        "instantbench cluster up --backend hosts --workers 2",
     )
 )
 @stops_cleanly
@@ -206,11 +207,12 @@ def cluster(
 ) -> None:
     """Start, stop or inspect a Spark cluster by hand (the state is kept for `down`)."""
     from infra.cli import cluster_down, cluster_status, cluster_up, format_status
+    from infra.cluster import BACKENDS
 
-    if action not in ("up", "down", "status") or backend not in ("standalone", "docker"):
+    if action not in ("up", "down", "status") or backend not in BACKENDS:
         fail(
             f"cluster {action} --backend {backend}: allowed actions up | down | status, "
-            "backends standalone | docker"
+            f"backends {' | '.join(BACKENDS)}"
         )
     if action == "up":  # a ClusterError: exit 2, one line (stops_cleanly)
         info = cluster_up(backend, workers, cores_per_worker, mounts=mount)

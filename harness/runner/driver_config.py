@@ -39,14 +39,16 @@ def fault_occurrences(scenario: Scenario) -> list[Occurrence]:
     )
 
 
-def spark_conf(scenario: Scenario, paths: RunPaths) -> dict[str, str]:
+def spark_conf(scenario: Scenario, paths: RunPaths, address: str) -> dict[str, str]:
     """The pipeline driver's Spark settings on top of harness/pipeline/session.py's: Spark's
-    UI while the run lasts (on loopback: the driver has SPARK_LOCAL_IP=127.0.0.1; port 4040
+    driver's address (its host's, or loopback), Spark's UI while the run lasts (port 4040
     or, with Spark's retries, the next free one) and the event log in the run directory for
     Spark's History Server. The scenario's cluster.spark_conf comes last, so it may turn
     either off or move the UI's port; the settings the harness depends on were refused when
     the scenario was loaded (harness/scenario/spark_conf.py)."""
     return {
+        "spark.driver.host": address,
+        "spark.driver.bindAddress": address,
         "spark.ui.enabled": "true",
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": paths.spark_events.resolve().as_uri(),
@@ -55,8 +57,13 @@ def spark_conf(scenario: Scenario, paths: RunPaths) -> dict[str, str]:
 
 
 def driver_config(
-    scenario: Scenario, paths: RunPaths, run_id: str, master: str | None
+    scenario: Scenario,
+    paths: RunPaths,
+    run_id: str,
+    master: str | None,
+    address: str = "127.0.0.1",
 ) -> DriverConfig:
+    """`address`: the driver's host's (its Spark driver and coordinator listen there)."""
     eng = scenario.engine
     return DriverConfig(
         run_id=run_id,
@@ -86,7 +93,8 @@ def driver_config(
         archive_keep=scenario.table.services.archive_keep,
         clean_retain_commits=scenario.table.services.clean_retain_commits,
         lock=lock_environment(paths),
-        spark_conf=spark_conf(scenario, paths),
+        spark_conf=spark_conf(scenario, paths, address),
+        rpc_host=address,
         fired_dir=str(paths.control / "fired"),
         stop_file=str(paths.control / "STOP"),
         status_file=str(paths.control / "status.json"),

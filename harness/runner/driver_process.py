@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from infra.cluster.procs import pids_with_env, proc_env, signal_pids, wait_gone
+from infra.hosts.placement import LOOPBACK, Placement
 
 # Every process of one driver carries this marker (the JVM and the Python workers inherit
 # it): PySpark's worker daemon puts itself in a process group of its own, and after the
@@ -33,14 +34,22 @@ def reap_drivers(logs: Path) -> list[int]:
 class DriverProcess:
     command = (sys.executable, "-m", "harness.pipeline.driver")  # + the config path
 
-    def __init__(self, config_path: Path, log_path: Path, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        config_path: Path,
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        placement: Placement = LOOPBACK,
+    ):
         # `env`: a cluster backend's driver environment (e.g. the executors' Python).
+        # `placement`: the driver's host (loopback unless the run has hosts).
         self.config_path = config_path
         self.log_path = log_path
         self.marker = str(log_path)  # one log per driver process of a run: unique
+        self.launcher = placement.launcher
         self.env = {
             **os.environ,
-            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_LOCAL_IP": placement.address,
             **(env or {}),
             DRIVER_ENV: self.marker,
         }
@@ -51,7 +60,7 @@ class DriverProcess:
         # Spark's noise goes to the log file, not to the terminal.
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [*self.command, str(self.config_path)],
+                [*self.launcher, *self.command, str(self.config_path)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

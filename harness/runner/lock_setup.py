@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.locks.registry import LockSpec
 from harness.runner.errors import RunError
+from harness.runner.hosts_setup import placement
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
+
+if TYPE_CHECKING:
+    from infra.hosts import HostNetwork
 
 LOCK_RECORD = "lock.json"
 SERVICE_ENDPOINT = "lock_service.json"  # engine/locks/service_rpc.py write_service_endpoint
@@ -34,8 +38,11 @@ class RunLock:
             self.server.stop()
 
 
-def start_run_lock(scenario: Scenario, paths: RunPaths) -> RunLock:
-    """The run's lock provider, its service started if it needs one; recorded for the run."""
+def start_run_lock(
+    scenario: Scenario, paths: RunPaths, hosts: HostNetwork | None = None
+) -> RunLock:
+    """The run's lock provider, its service started if it needs one (ZooKeeper on the
+    run's zookeeper host, or on loopback); recorded for the run."""
     settings = scenario.engine.lock
     server, endpoint = None, None
     if settings.provider == "service":  # the coordinator publishes its address there
@@ -43,7 +50,8 @@ def start_run_lock(scenario: Scenario, paths: RunPaths) -> RunLock:
     if settings.provider == "zookeeper":
         from infra.services.zookeeper import ZooKeeperError, ZooKeeperServer
 
-        server = ZooKeeperServer(paths.root / "zookeeper")
+        where = placement(hosts, "zookeeper")
+        server = ZooKeeperServer(paths.root / "zookeeper", placement=where)
         try:
             endpoint = server.start()
         except ZooKeeperError as exc:

@@ -27,6 +27,7 @@ from harness.runner.commit_count import CommitCount
 from harness.runner.driver_config import driver_config, fault_occurrences
 from harness.runner.environment import live_spark_ui
 from harness.runner.errors import RunError
+from harness.runner.hosts_setup import placement, run_hosts
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
 from harness.runner.lock_setup import run_lock_spec, start_run_lock
 from harness.runner.progress import RunProgress
@@ -41,6 +42,8 @@ from harness.workload.background import Background, start_background
 if TYPE_CHECKING:
     from infra.cluster import ClusterBackend
     from infra.cluster.info import ClusterInfo
+    from infra.hosts import HostNetwork
+    from infra.hosts.placement import Placement
 
 STARTUP_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 120
@@ -110,18 +113,19 @@ def run_scenario(
 
         return run_sink(sink_system(scenario.system), scenario, out, variant, quiet)
     paths = new_run_paths(scenario, out, variant)
-    store = TableStore(scenario, paths)
-    try:
-        paths = dataclasses.replace(paths, location=store.start())
-    except (OSError, RuntimeError) as exc:
-        store.stop()
-        raise RunError(
-            f"{scenario.source_file}: table.storage: cannot reach the table's store ({exc})"
-        ) from None
-    try:
-        return _run_in_store(scenario, paths, variant, quiet, master, store)
-    finally:
-        store.stop()
+    with run_hosts(scenario) as hosts:
+        store = TableStore(scenario, paths, hosts)
+        try:
+            paths = dataclasses.replace(paths, location=store.start())
+        except (OSError, RuntimeError) as exc:
+            store.stop()
+            raise RunError(
+                f"{scenario.source_file}: table.storage: cannot reach the table's store ({exc})"
+            ) from None
+        try:
+            return _run_in_store(scenario, paths, variant, quiet, master, store, hosts)
+        finally:
+            store.stop()
 
 
 def _run_in_store(
@@ -131,8 +135,10 @@ def _run_in_store(
     quiet: bool,
     master: str | None,
     store: TableStore,
+    hosts: HostNetwork | None,
 ) -> RunOutcome:
-    run_lock = start_run_lock(scenario, paths)  # a ZooKeeper for the run: stopped below,
+    # A ZooKeeper for the run: stopped below,
+    run_lock = start_run_lock(scenario, paths, hosts)
     try:  # also when the table or the cluster cannot be set up
         try:
             set_up_table(scenario, paths)
@@ -143,11 +149,12 @@ def _run_in_store(
                 "be made"
             ) from None
         try:
-            cluster = start_cluster(scenario, paths)
+            cluster = start_cluster(scenario, paths, **({"network": hosts} if hosts else {}))
         except KeyboardInterrupt as exc:  # up() tore down what it had started
             raise _partial(scenario, paths, variant, as_interrupted(exc), None) from None
         try:
-            return _run(scenario, paths, variant, quiet, master, cluster, store)
+            driver = placement(hosts, "driver")
+            return _run(scenario, paths, variant, quiet, master, cluster, store, driver)
         finally:
             if cluster is not None:
                 with signals_held():  # a second Ctrl-C must not leave half the cluster running
@@ -162,10 +169,11 @@ def _driver_setup(
     master: str | None,
     info: ClusterInfo | None,
     store: TableStore,
+    driver: Placement,
 ) -> tuple[DriverConfig, Path]:
     """The driver's config, saved where the driver reads it: a cluster's master and auth
-    secret, an object store's credentials."""
-    cfg = driver_config(scenario, paths, paths.root.name, master)
+    secret, an object store's credentials, the address of the driver's host."""
+    cfg = driver_config(scenario, paths, paths.root.name, master, driver.address)
     if info is not None:
         cfg.spark_conf.update(info.spark_conf)  # carries the cluster's auth secret
     cfg.spark_conf.update(store.executor_env())  # an object store's credentials
@@ -203,11 +211,13 @@ def _run(
     master: str | None,
     cluster: ClusterBackend | None,
     store: TableStore,
+    driver: Placement,
 ) -> RunOutcome:
     run_id = paths.root.name
     history = HistoryWriter(paths.history, "runner")
     info = cluster.require_info() if cluster is not None else None
-    cfg, cfg_path = _driver_setup(scenario, paths, info.master_url if info else master, info, store)
+    master_url = info.master_url if info else master
+    cfg, cfg_path = _driver_setup(scenario, paths, master_url, info, store, driver)
     occurrences = fault_occurrences(scenario)
     fired = FiredLog(cfg.fired_dir)
     supervisor = Supervisor(
@@ -220,6 +230,7 @@ def _run(
         fired,
         cluster=cluster,
         env=info.driver_env if info is not None else None,
+        placement=driver,
     )
     law = rate_law(cfg.rate, scenario.run_s)
     error: str | None = None

@@ -21,6 +21,7 @@ from harness.faults.worker_faults import WorkerFaults
 from harness.history import HistoryWriter
 from harness.runner.driver_process import DriverProcess, reap_drivers
 from harness.scenario.faults import CoordinatorCrash, CoordinatorPause
+from infra.hosts.placement import LOOPBACK, Placement
 
 MAX_RESTARTS = 10
 ZOMBIE_GRACE_S = 8.0  # how long a resumed zombie driver runs before it is reaped
@@ -50,6 +51,7 @@ class Supervisor:
         fired: FiredLog,
         cluster: Any = None,
         env: dict[str, str] | None = None,
+        placement: Placement = LOOPBACK,
     ) -> None:
         self.config_path = config_path
         self.stop_file = stop_file
@@ -61,6 +63,7 @@ class Supervisor:
         # Worker faults act on a standalone or docker cluster (infra.cluster backend).
         self.worker_faults = WorkerFaults(cluster, occurrences, history, fired.mark)
         self.env = env or {}
+        self.placement = placement  # the driver's host (every restart runs there too)
         self.fired = fired
         self.driver = self._new_driver()
         self.restarts = 0
@@ -70,7 +73,8 @@ class Supervisor:
 
     def _new_driver(self) -> DriverProcess:
         n = getattr(self, "restarts", 0)
-        return DriverProcess(self.config_path, self.logs / f"driver-{n}.log", self.env)
+        log = self.logs / f"driver-{n}.log"
+        return DriverProcess(self.config_path, log, self.env, self.placement)
 
     def start(self) -> None:
         self.driver.start()

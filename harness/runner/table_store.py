@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from harness.runner.hosts_setup import placement
 from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 
 if TYPE_CHECKING:
+    from infra.hosts import HostNetwork
     from infra.services.s3_server import S3Server
 
 # The store's credentials reach every process through its environment: the driver and
@@ -25,8 +27,11 @@ AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "A
 
 
 class TableStore:
-    def __init__(self, scenario: Scenario, paths: RunPaths) -> None:
-        self.spec, self.paths = scenario.table.storage, paths
+    def __init__(
+        self, scenario: Scenario, paths: RunPaths, hosts: HostNetwork | None = None
+    ) -> None:
+        """hosts: the run's network (a local S3 server runs on its s3 host)."""
+        self.spec, self.paths, self.hosts = scenario.table.storage, paths, hosts
         self.backend = scenario.cluster.backend
         self.location = str(paths.table)  # what every process opens the table by
         self._server: S3Server | None = None
@@ -51,7 +56,9 @@ class TableStore:
             for key in AWS_ENV:
                 os.environ.pop(key, None)
             os.environ.update(CREDENTIALS)
-            server = self._server = S3Server(self.paths.logs / "s3-server.log")
+            log = self.paths.logs / "s3-server.log"
+            server = S3Server(log, placement=placement(self.hosts, "s3"))
+            self._server = server
             endpoint = server.start()
             server.create_bucket(bucket)
         self.location = f"s3://{bucket}/{self.paths.root.name}?endpoint={endpoint}"

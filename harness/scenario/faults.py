@@ -359,5 +359,5 @@ AnyFault = (
 Fault = Annotated[AnyFault, Field(discriminator="kind")]
 
 # Faults that act on cluster worker processes, which only exist outside local mode.
-CLUSTER_BACKENDS = ("standalone", "docker")
+CLUSTER_BACKENDS = ("standalone", "docker", "hosts")
 CLUSTER_FAULTS = {"worker_kill": CLUSTER_BACKENDS, "worker_pause": CLUSTER_BACKENDS}

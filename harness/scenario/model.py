@@ -53,9 +53,12 @@ DEFAULT_CHECKS: tuple[CheckName, ...] = (
 class Cluster(Strict):
     """Where Spark runs and how big it is."""
 
-    backend: Literal["local", "standalone", "docker"] = "local"
+    backend: Literal["local", "standalone", "docker", "hosts"] = "local"
     """local: one JVM (local[N,M], so a crashed task is retried); standalone: a master and
-    workers as processes on their own loopback addresses; docker: the same as containers."""
+    workers as processes on their own loopback addresses; docker: the same as containers;
+    hosts: the same as processes on hosts of their own (a network namespace each, linked by
+    the run's own bridge: the runner, the driver, the master, each worker, the object store
+    and ZooKeeper), where network faults act."""
     workers: Parallel = 2
     """Spark workers (standalone, docker). In local mode engine.writers sets the cores."""
     cores_per_worker: Parallel = 1

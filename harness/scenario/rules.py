@@ -22,6 +22,7 @@ def cross_field_problems(s: "Scenario") -> list[Problem]:
         *_check_problems(s),
         *_writer_problems(s),
         *_storage_problems(s),
+        *_hosts_problems(s),
         *_min_commits_problems(s),
         *[p for i, f in enumerate(s.faults) for p in _fault_problems(s, i, f)],
         *_matrix_problems(s),
@@ -86,6 +87,21 @@ def _storage_problems(s: "Scenario") -> list[Problem]:
             Problem("engine.sink", "with table.storage.kind s3 allowed: engine", s.engine.sink)
         )
     return problems
+
+
+def _hosts_problems(s: "Scenario") -> list[Problem]:
+    """A run's hosts reach nothing outside their own network."""
+    endpoint = s.table.storage.endpoint
+    if s.cluster.backend != "hosts" or s.table.storage.kind != "s3" or endpoint == "local":
+        return []
+    return [
+        Problem(
+            "table.storage.endpoint",
+            "cluster.backend hosts reaches nothing outside the run's own network; allowed: "
+            "local (the run's object store on a host of its own)",
+            endpoint,
+        )
+    ]
 
 
 def _writer_problems(s: "Scenario") -> list[Problem]:

@@ -1,4 +1,5 @@
-"""Spark clusters for scenario runs: `standalone` processes or `docker` containers.
+"""Spark clusters for scenario runs: `standalone` processes, `docker` containers, or
+processes on `hosts` of their own (network namespaces, infra/hosts).
 
     from infra.cluster import backend_for
     with backend_for("standalone", 2, 1, run_dir / "cluster") as c:
@@ -18,7 +19,7 @@ from infra.cluster.base import ClusterBackend
 from infra.cluster.info import ClusterError, ClusterInfo, WorkerInfo
 from infra.cluster.master_ui import master_json
 
-BACKENDS = ("standalone", "docker")
+BACKENDS = ("standalone", "docker", "hosts")
 
 
 def backend_class(name: str) -> type[ClusterBackend]:
@@ -30,6 +31,10 @@ def backend_class(name: str) -> type[ClusterBackend]:
         from infra.cluster.containers import DockerBackend
 
         return DockerBackend
+    if name == "hosts":
+        from infra.cluster.hosts import HostsBackend
+
+        return HostsBackend
     raise ClusterError(f"unknown cluster backend {name!r}; allowed: {', '.join(BACKENDS)}")
 
 

@@ -179,7 +179,7 @@ class ClusterBackend(ClusterLayout, ABC):
 
     def status(self) -> dict[str, Any]:
         """The cluster as the master and the OS / docker engine see it."""
-        state = master_json(self.web_url)
+        state = self._master_state()
         alive = alive_worker_hosts(state)
         info = self.info
         workers = []
@@ -213,7 +213,7 @@ class ClusterBackend(ClusterLayout, ABC):
                         f"worker:{w.index} ({w.host}) exited during start-up; see "
                         f"{self._worker_log(w.index)}:\n{tail(self._worker_log(w.index))}"
                     )
-            alive = alive_worker_hosts(master_json(self.web_url))
+            alive = alive_worker_hosts(self._master_state())
             if all(h in alive for h in want):
                 return
             time.sleep(0.5)
@@ -222,6 +222,10 @@ class ClusterBackend(ClusterLayout, ABC):
             f"registered with {self.master_url} within {timeout_s:.0f}s (alive: {alive}); "
             f"logs in {self.log_dir}"
         )
+
+    def _master_state(self) -> dict[str, Any] | None:
+        """The master's JSON status page (None while it does not answer)."""
+        return master_json(self.web_url)
 
     def require_info(self) -> ClusterInfo:
         """The up cluster's description; ClusterError if it is not up."""

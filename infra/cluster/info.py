@@ -47,6 +47,7 @@ class ClusterInfo:
     mounts: list[str] = field(default_factory=list)
     image: str | None = None  # docker: the image the containers run
     cores_per_worker: int = 1
+    network: dict[str, Any] | None = None  # hosts: its network (infra.hosts.HostNetwork)
 
     def worker(self, n: int) -> WorkerInfo:
         for w in self.workers:

@@ -12,7 +12,7 @@ def reap_orphans(backend: str | None = None) -> list[str]:
     gone, e.g. after a SIGKILL of the runner. Clusters started by hand are left alone.
     Returns what it removed."""
     removed: list[str] = []
-    if backend in (None, "standalone"):
+    if backend in (None, "standalone", "hosts"):
         from infra.cluster.procs import pids_with_env, proc_env, terminate
 
         victims = []
@@ -22,6 +22,10 @@ def reap_orphans(backend: str | None = None) -> list[str]:
                 victims.append(pid)
         terminate(victims)
         removed += [f"pid {p}" for p in victims]
+    if backend in (None, "hosts"):
+        from infra.hosts.reap import reap_networks
+
+        removed += [f"namespace {ns}" for ns in reap_networks()]
     if backend in (None, "docker"):
         from infra.cluster.containers import docker_available, remove_all
 

@@ -83,8 +83,12 @@ class StandaloneBackend(ClusterBackend):
         )
         return env
 
+    def _launcher(self, key: str) -> list[str]:
+        """What a daemon's command line starts with (nothing: it runs on this host)."""
+        return []
+
     def _spawn(self, key: str, args: list[str], env: dict[str, str], log: Path) -> int:
-        cmd = [str(self.spark_class), *args]
+        cmd = [*self._launcher(key), str(self.spark_class), *args]
         with open(log, "ab") as out:
             proc = subprocess.Popen(
                 cmd,
@@ -147,8 +151,11 @@ class StandaloneBackend(ClusterBackend):
             self._reap()
             self._procs.clear()
             if info is not None:  # the next cluster can bind these addresses at once
-                wait_ports_free(self._addresses(len(info.workers)), 10.0)
+                self._wait_ports_free(len(info.workers))
             self.info = None
+
+    def _wait_ports_free(self, workers: int) -> None:
+        wait_ports_free(self._addresses(workers), 10.0)
 
     def _signal_worker(self, n: int, sig: int) -> WorkerInfo:
         w = self.require_info().worker(n)

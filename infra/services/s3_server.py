@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -26,27 +25,28 @@ from typing import IO, TYPE_CHECKING
 
 from infra.cluster.info import CLUSTER_ENV, OWNER_ENV
 from infra.cluster.procs import listens_on, terminate
+from infra.hosts.placement import LOOPBACK, Placement
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-HOST = "127.0.0.1"
 # moto accepts any credentials; these are what the run's processes present to it.
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "instantbench", "AWS_SECRET_ACCESS_KEY": "instantbench"}
 REGION = "us-east-1"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
 class S3Server:
     """`with S3Server(log) as s3: s3.create_bucket("b"); s3.endpoint` -> http://127.0.0.1:PORT"""
 
-    def __init__(self, log_path: Path | None = None, start_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        log_path: Path | None = None,
+        start_timeout_s: float = 60.0,
+        placement: Placement = LOOPBACK,
+    ) -> None:
+        """placement: where it runs (a host of a run's network; loopback by default)."""
         self.log_path, self.start_timeout_s = log_path, start_timeout_s
+        self.placement = placement
         self.endpoint: str | None = None
         self._proc: subprocess.Popen | None = None
 
@@ -55,13 +55,17 @@ class S3Server:
             return self.endpoint
         env = {**os.environ, CLUSTER_ENV: f"s3-{uuid.uuid4().hex[:8]}", OWNER_ENV: str(os.getpid())}
         for _attempt in range(3):  # the free port can be taken between probe and bind
-            port = _free_port()
+            port = self.placement.free_port()
             log: IO[bytes] | int = (
                 open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
             )
             try:
                 self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "infra.services.moto_serialized", HOST, str(port)],
+                    [
+                        *self.placement.launcher,
+                        *(sys.executable, "-m", "infra.services.moto_serialized"),
+                        *(self.placement.address, str(port)),
+                    ],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -71,7 +75,7 @@ class S3Server:
             finally:
                 if not isinstance(log, int):
                     log.close()
-            self.endpoint = f"http://{HOST}:{port}"
+            self.endpoint = f"http://{self.placement.address}:{port}"
             if self._wait_up(self._proc, port):
                 return self.endpoint
             self.stop()
@@ -88,7 +92,7 @@ class S3Server:
                 time.sleep(0.1)
                 continue
             # Ours, not a server another run started on the port between probe and bind.
-            if listens_on(proc.pid, HOST, port):
+            if listens_on(proc.pid, self.placement.address, port):
                 return True
             time.sleep(0.1)
         return False

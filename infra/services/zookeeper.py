@@ -22,8 +22,8 @@ from pathlib import Path
 
 from infra.cluster.info import CLUSTER_ENV, OWNER_ENV
 from infra.cluster.procs import listens_on, terminate
+from infra.hosts.placement import LOOPBACK, Placement
 
-HOST = "127.0.0.1"
 # Debian's zookeeper package: its config dir (log4j) and the server jar, whose manifest
 # names the jars it needs.
 CLASSPATH = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar"
@@ -34,12 +34,6 @@ MAX_SESSION_MS = 120_000
 
 class ZooKeeperError(RuntimeError):
     pass
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 def four_letter(host: str, port: int, command: bytes, timeout_s: float = 1.0) -> bytes:
@@ -63,8 +57,12 @@ def ruok(host: str, port: int, timeout_s: float = 1.0) -> bool:
 class ZooKeeperServer:
     """`with ZooKeeperServer(dir) as zk: zk.endpoint` -> "127.0.0.1:PORT" (a connect string)."""
 
-    def __init__(self, work_dir: Path, start_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, work_dir: Path, start_timeout_s: float = 60.0, placement: Placement = LOOPBACK
+    ) -> None:
+        """placement: where it runs (a host of a run's network; loopback by default)."""
         self.work_dir, self.start_timeout_s = Path(work_dir), start_timeout_s
+        self.placement = placement
         self.endpoint: str | None = None
         self._proc: subprocess.Popen | None = None
 
@@ -76,7 +74,7 @@ class ZooKeeperServer:
             f"tickTime={TICK_MS}\n"
             f"dataDir={data}\n"
             f"clientPort={port}\n"
-            f"clientPortAddress={HOST}\n"
+            f"clientPortAddress={self.placement.address}\n"
             f"minSessionTimeout={2 * TICK_MS}\n"
             f"maxSessionTimeout={MAX_SESSION_MS}\n"
             "admin.enableServer=false\n"
@@ -95,10 +93,13 @@ class ZooKeeperServer:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, CLUSTER_ENV: f"zk-{uuid.uuid4().hex[:8]}", OWNER_ENV: str(os.getpid())}
         for _attempt in range(3):  # the free port can be taken between probe and bind
-            port = _free_port()
+            port = self.placement.free_port()
             with open(self.work_dir / "zookeeper.log", "ab") as log:
                 self._proc = subprocess.Popen(
-                    ["java", "-Xmx256m", "-cp", CLASSPATH, MAIN, str(self._config(port))],
+                    [
+                        *self.placement.launcher,
+                        *("java", "-Xmx256m", "-cp", CLASSPATH, MAIN, str(self._config(port))),
+                    ],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -106,7 +107,7 @@ class ZooKeeperServer:
                     env=env,
                     start_new_session=True,  # a Ctrl-C of the run reaches it through stop()
                 )
-            self.endpoint = f"{HOST}:{port}"
+            self.endpoint = f"{self.placement.address}:{port}"
             if self._wait_up(port):
                 return self.endpoint
             self.stop()
@@ -118,7 +119,8 @@ class ZooKeeperServer:
             if self._proc is None or self._proc.poll() is not None:
                 return False
             # Ours, not a server another run started on the port between probe and bind.
-            if ruok(HOST, port) and listens_on(self._proc.pid, HOST, port):
+            address = self.placement.address
+            if ruok(address, port) and listens_on(self._proc.pid, address, port):
                 return True
             time.sleep(0.1)
         return False

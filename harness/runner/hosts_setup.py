@@ -1,0 +1,64 @@
+"""A run on `cluster.backend: hosts`: its network of hosts (infra/hosts), made before
+anything starts and removed after everything stopped, however the run ends.
+
+The runner itself is a host (`runner`): this thread enters its namespace for the whole
+run, so the helpers it starts and everything it dials (the master's UI, the object store,
+ZooKeeper, a Spark check's JVM) go over the run's bridge, as the other hosts' traffic does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from harness.runner.interrupt import signals_held
+from harness.scenario import Scenario
+
+if TYPE_CHECKING:
+    from infra.hosts import HostNetwork
+    from infra.hosts.placement import Placement
+
+
+def run_host_names(scenario: Scenario) -> list[str]:
+    """The hosts a run has: the runner, the driver, the master and each worker, the object
+    store when the run starts one, ZooKeeper when the table's lock is one."""
+    hosts = ["runner", "driver", "master"]
+    hosts += [f"worker:{n}" for n in range(1, scenario.cluster.workers + 1)]
+    if scenario.table.storage.kind == "s3" and scenario.table.storage.endpoint == "local":
+        hosts.append("s3")
+    if scenario.engine.lock.provider == "zookeeper":
+        hosts.append("zookeeper")
+    return hosts
+
+
+@contextlib.contextmanager
+def run_hosts(scenario: Scenario) -> Iterator[HostNetwork | None]:
+    """The run's network, this thread on its runner host (None: not the hosts backend).
+    Networks that runs which died left behind are removed first."""
+    if scenario.cluster.backend != "hosts":
+        yield None
+        return
+    from harness.runner.errors import RunError
+    from infra.hosts import HostNetwork, HostsError
+    from infra.hosts.enter import inside
+    from infra.hosts.reap import reap_networks
+
+    try:
+        reap_networks()
+        network = HostNetwork(run_host_names(scenario)).up()
+    except HostsError as exc:
+        raise RunError(f"{scenario.source_file}: cluster.backend: hosts: {exc}") from None
+    try:
+        with inside(network.namespace("runner")):
+            yield network
+    finally:
+        with signals_held():  # a second Ctrl-C must not leave half the network behind
+            network.down()
+
+
+def placement(hosts: HostNetwork | None, host: str) -> Placement:
+    """Where a process of the run runs: its host, or this machine's loopback."""
+    from infra.hosts.placement import LOOPBACK
+
+    return LOOPBACK if hosts is None else hosts.placement(host)
