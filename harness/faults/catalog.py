@@ -17,7 +17,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from harness.faults.kinds import PARTS, Evidence, FaultKind
-from harness.scenario.faults import CLUSTER_FAULTS, Fault, TargetForms
+from harness.scenario.fault_base import TargetForms
+from harness.scenario.faults import CLUSTER_FAULTS, Fault
 
 WIDTH = 100  # the project's line length
 REQUIRED = "required"

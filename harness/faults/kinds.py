@@ -26,6 +26,8 @@ class FaultKind(StrEnum):
     TORN_FILE = "torn_file"
     WORKER_KILL = "worker_kill"
     WORKER_PAUSE = "worker_pause"
+    PARTITION = "partition"
+    PACKET_LOSS = "packet_loss"
 
 
 # Who applies a fault: the runner (drivers' and workers' processes, the batch writers'
@@ -57,6 +59,7 @@ STALE_REPLAY_AFTER_S = 5.0
 # The keys of a late ACK's evidence once the coordinator handled it.
 _HANDLED = ("delivered_s", "handled_s", "coordinator", "committed")
 _WORKER_KEYS = ("worker", "host", "pid", "container", "workers_before", "worker_after")
+_NETWORK_KEYS = ("rules", "before", "during", "healed", "healed_s", "dropped")
 
 
 def _ack(when: str, *keys: str) -> FaultPart:
@@ -76,6 +79,17 @@ def _worker(shows: str) -> FaultPart:
     shows it."""
     evidence = Evidence("the runner", f"the worker's status shows it {shows}", _WORKER_KEYS)
     return FaultPart(("runner",), evidence, on_workers=True)
+
+
+def _network(shows: str) -> FaultPart:
+    """The runner shapes the hosts' links and records it once it healed them, if a probe
+    across the link showed the effect and, after the heal, the link well again."""
+    evidence = Evidence(
+        "the runner",
+        f"its probes showed the effect ({shows}) and, after the heal, echoes again",
+        _NETWORK_KEYS,
+    )
+    return FaultPart(("runner",), evidence)
 
 
 # A kind without a row fails tests/unit/harness/test_cli_discoverability.py.
@@ -190,6 +204,8 @@ PARTS: dict[FaultKind, FaultPart] = {
     ),
     FaultKind.WORKER_KILL: _worker("dead"),
     FaultKind.WORKER_PAUSE: _worker("stopped"),
+    FaultKind.PARTITION: _network("no echo crossed the cut"),
+    FaultKind.PACKET_LOSS: _network("the link's rules dropped packets"),
 }
 
 

@@ -14,22 +14,11 @@ from typing import TYPE_CHECKING
 
 from harness.runner.interrupt import signals_held
 from harness.scenario import Scenario
+from harness.scenario.hosts import run_host_names
 
 if TYPE_CHECKING:
     from infra.hosts import HostNetwork
     from infra.hosts.placement import Placement
-
-
-def run_host_names(scenario: Scenario) -> list[str]:
-    """The hosts a run has: the runner, the driver, the master and each worker, the object
-    store when the run starts one, ZooKeeper when the table's lock is one."""
-    hosts = ["runner", "driver", "master"]
-    hosts += [f"worker:{n}" for n in range(1, scenario.cluster.workers + 1)]
-    if scenario.table.storage.kind == "s3" and scenario.table.storage.endpoint == "local":
-        hosts.append("s3")
-    if scenario.engine.lock.provider == "zookeeper":
-        hosts.append("zookeeper")
-    return hosts
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from engine.clock import AdjustableClock
 from engine.errors import EngineError
 from harness.faults.fired import FiredLog
+from harness.faults.network import NetworkFaults
 from harness.faults.schedule import Occurrence, of_kind
 from harness.faults.settle import unsettled
 from harness.faults.skew import SkewApplier
@@ -153,8 +154,7 @@ def _run_in_store(
         except KeyboardInterrupt as exc:  # up() tore down what it had started
             raise _partial(scenario, paths, variant, as_interrupted(exc), None) from None
         try:
-            driver = placement(hosts, "driver")
-            return _run(scenario, paths, variant, quiet, master, cluster, store, driver)
+            return _run(scenario, paths, variant, quiet, master, cluster, store, hosts)
         finally:
             if cluster is not None:
                 with signals_held():  # a second Ctrl-C must not leave half the cluster running
@@ -211,12 +211,13 @@ def _run(
     master: str | None,
     cluster: ClusterBackend | None,
     store: TableStore,
-    driver: Placement,
+    hosts: HostNetwork | None,
 ) -> RunOutcome:
     run_id = paths.root.name
     history = HistoryWriter(paths.history, "runner")
     info = cluster.require_info() if cluster is not None else None
     master_url = info.master_url if info else master
+    driver = placement(hosts, "driver")
     cfg, cfg_path = _driver_setup(scenario, paths, master_url, info, store, driver)
     occurrences = fault_occurrences(scenario)
     fired = FiredLog(cfg.fired_dir)
@@ -236,7 +237,7 @@ def _run(
     error: str | None = None
     interrupted: Interrupted | None = None
     background = Background()
-    skew: SkewApplier | None = None
+    appliers: list[SkewApplier | NetworkFaults] = []
     with RunProgress(run_id, scenario.run_s, quiet) as progress:
         try:
             supervisor.start()
@@ -251,21 +252,40 @@ def _run(
                 _runner_storage_faults(cfg, t0, history),
                 run_lock_spec(paths),
             )
-            skew = _runner_skew(scenario, background, t0, history)
-            skew.start()
-            install_writer_pauses(occurrences, background.writers, RunClock(t0=t0), history)
+            appliers = _start_runner_faults(scenario, background, t0, history, fired, hosts)
             _drive(scenario, paths, supervisor, t0, occurrences, fired, law, progress)
         except (RunError, RuntimeError) as exc:
             error = str(exc)
         except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (harness.runner.interrupt)
             interrupted = as_interrupted(exc)
         finally:
-            code, interrupted = _stop(progress, skew, background, supervisor, interrupted)
+            code, interrupted = _stop(progress, appliers, background, supervisor, interrupted)
             if interrupted is None and error is None:
                 error = stop_error(code, supervisor.driver.log_path)
     return _finish(
         scenario, paths, variant, store, history, supervisor, error, interrupted, progress
     )
+
+
+def _start_runner_faults(
+    scenario: Scenario,
+    background: Background,
+    t0: float,
+    history: HistoryWriter,
+    fired: FiredLog,
+    hosts: HostNetwork | None,
+) -> list[SkewApplier | NetworkFaults]:
+    """The faults this process applies: the batch writers' clocks and pauses, and the
+    links between the run's hosts; what must be stopped at the end."""
+    occurrences = fault_occurrences(scenario)
+    skew = _runner_skew(scenario, background, t0, history)
+    skew.start()
+    install_writer_pauses(occurrences, background.writers, RunClock(t0=t0), history)
+    if hosts is None:
+        return [skew]
+    network = NetworkFaults(hosts, occurrences, RunClock(t0=t0), history, fired)
+    network.start()
+    return [network, skew]  # healed first: the driver's stop must reach its executors
 
 
 def _record_start(history: HistoryWriter, scenario: Scenario, run_id: str, t0: float) -> None:
@@ -282,17 +302,18 @@ def _record_start(history: HistoryWriter, scenario: Scenario, run_id: str, t0: f
 
 def _stop(
     progress: RunProgress,
-    skew: SkewApplier | None,
+    appliers: list[SkewApplier | NetworkFaults],
     background: Background,
     supervisor: Supervisor,
     interrupted: Interrupted | None,
 ) -> tuple[int | None, Interrupted | None]:
-    """Stop the skew, the background work and the driver, with signals held; the driver's
-    exit code, and the interruption (one that arrived meanwhile counts too)."""
+    """Stop the runner's faults (heal the links), the background work and the driver, with
+    signals held; the driver's exit code, and the interruption (one that arrived meanwhile
+    counts too)."""
     with signals_held() as held:
         progress.note("stopping...")
-        if skew is not None:
-            skew.stop()
+        for applier in appliers:
+            applier.stop()
         background.stop()
         timeout = INTERRUPT_STOP_S if interrupted else STOP_TIMEOUT_S
         code = supervisor.stop(timeout, hurry=held.arrived)

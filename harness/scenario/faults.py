@@ -6,13 +6,9 @@ loopback addresses), `coordinator`, `all` or `random`; whether N exists is check
 against the rest of the scenario in `rules.py`.
 """
 
-import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, model_validator
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema, core_schema
+from pydantic import Field, model_validator
 
 from engine.table.fault_points import FaultPoint
 from harness.scenario.base import (
@@ -20,51 +16,10 @@ from harness.scenario.base import (
     Count,
     DriftPpm,
     PosSeconds,
-    Seconds,
     SkewMs,
-    Strict,
 )
-
-_FORM_PATTERNS = {
-    "writer:N": r"writer:\d+",
-    "batch_writer:N": r"batch_writer:\d+",
-    "worker:N": r"worker:\d+",
-    "coordinator": "coordinator",
-    "all": "all",
-    "random": "random",
-}
-
-
-@dataclass(frozen=True)
-class TargetForms:
-    """The forms a `target` string accepts (`Annotated[str, TargetForms(...)]`): it refuses
-    any other with an error that lists them (and `why` the others are not), gives editors
-    the pattern (the JSON Schema) and `instantbench faults` the forms."""
-
-    forms: tuple[str, ...]
-    why: str = ""
-
-    @property
-    def regex(self) -> str:
-        return "|".join(f"(?:{_FORM_PATTERNS[f]})" for f in self.forms)
-
-    def check(self, value: str) -> str:
-        if not re.fullmatch(self.regex, value):
-            because = f" ({self.why})" if self.why else ""
-            allowed = " | ".join(self.forms)
-            raise ValueError(f"{value!r} is not a valid target; allowed: {allowed}{because}")
-        return value
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        return core_schema.no_info_after_validator_function(self.check, handler(source))
-
-    def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        return {**handler(schema), "pattern": f"^(?:{self.regex})$"}
-
+from harness.scenario.fault_base import FaultBase, RepeatingFault, TargetForms
+from harness.scenario.network_faults import NETWORK_KINDS, PacketLoss, Partition
 
 WriterTarget = Annotated[str, TargetForms(("writer:N", "random"))]
 WorkerTarget = Annotated[str, TargetForms(("worker:N", "random"))]
@@ -80,47 +35,7 @@ SkewTarget = Annotated[str, _SKEW_FORMS]
 _SKEW_KEYS = ("offset_ms", "drift_ppm", "jump_ms")
 
 
-class _Fault(Strict):
-    at_s: Seconds
-    """Seconds after run start (the warm-up counts) when the fault first fires."""
-    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None
-    """Seed of this fault's random choices (a random target); none: the scenario's seed plus
-    the fault's position in `faults`."""
-
-    @property
-    def span_s(self) -> float:
-        """How long one occurrence lasts; 0 for instantaneous faults."""
-        return getattr(self, "duration_s", None) or 0.0
-
-    @property
-    def every(self) -> float | None:
-        """Seconds from one occurrence to the next; None: it happens once."""
-        return None
-
-    @property
-    def occurrences(self) -> int | None:
-        """How many occurrences; None: one, or with `every` until the run ends."""
-        return None
-
-
-class _Repeating(_Fault):
-    """`count` occurrences `every_s` apart (count None: once, or until the run ends)."""
-
-    every_s: PosSeconds | None = None
-    """Repeat every N seconds; none: once (or `count` times in a row)."""
-    count: Count | None = None
-    """How many times it fires; none: once, or with every_s until the run ends."""
-
-    @property
-    def every(self) -> float | None:
-        return self.every_s
-
-    @property
-    def occurrences(self) -> int | None:
-        return self.count
-
-
-class WriterCrash(_Repeating):
+class WriterCrash(RepeatingFault):
     kind: Literal["writer_crash"]
     """A hard exit of a writer task's Python worker at a seam; Spark retries the task."""
     target: WriterTarget = "random"
@@ -171,7 +86,7 @@ else:
     BatchWriterPoint = Literal[TableSeam, "random", "lock_held"]
 
 
-class CoordinatorCrash(_Repeating):
+class CoordinatorCrash(RepeatingFault):
     kind: Literal["coordinator_crash"]
     """A SIGKILL of the pipeline driver at a commit seam; the query restarts from its checkpoint
     and the coordinator recovers its state."""
@@ -183,7 +98,7 @@ class CoordinatorCrash(_Repeating):
     recorded the batch nor sent its ACK."""
 
 
-class CoordinatorPause(_Fault):
+class CoordinatorPause(FaultBase):
     """At at_s, or with `point` when the coordinator next reaches that seam (mid_commit:
     holding the table lock, right before the completed instant is written)."""
 
@@ -202,7 +117,7 @@ class CoordinatorPause(_Fault):
     coordinator's, instant creation's and commit's seams); none: wherever it is at at_s."""
 
 
-class BatchWriterPause(_Fault):
+class BatchWriterPause(FaultBase):
     """At `point`, the first time the batch writer reaches it after at_s (holding the table
     lock), it stops: no storage operation, no lease renewal, until its lease ran out and
     another writer took the lock (and at least duration_s passed); then it goes on."""
@@ -221,7 +136,7 @@ class BatchWriterPause(_Fault):
     ZooKeeper lock, from outside its JVM."""
 
 
-class _Counted(_Fault):
+class _Counted(FaultBase):
     """`count` is how many ACKs / operations / files are hit; `every_s` repeats that."""
 
     count: Count = 1
@@ -256,7 +171,7 @@ class StaleAck(_AckFault):
     """Deliver an ACK, then replay it later (the replay must be a no-op)."""
 
 
-class ClockSkew(_Fault):
+class ClockSkew(FaultBase):
     """Exactly one of offset_ms, drift_ppm, jump_ms; duration_s None = until the run ends."""
 
     kind: Literal["clock_skew"]
@@ -287,7 +202,7 @@ class ClockSkew(_Fault):
         return self
 
 
-class StorageLatency(_Fault):
+class StorageLatency(FaultBase):
     kind: Literal["storage_latency"]
     """Slow storage: every matching operation of the table's storage waits longer."""
     latency_ms: Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)]
@@ -325,14 +240,14 @@ class TornFile(_Counted):
     """The writer task (writer:N, N from 0) or random."""
 
 
-class WorkerKill(_Repeating):
+class WorkerKill(RepeatingFault):
     kind: Literal["worker_kill"]
     """kill -9 a cluster worker (docker kill), restarted later (standalone, docker)."""
     target: WorkerTarget = "random"
     """The cluster worker (worker:N, N from 1) or random."""
 
 
-class WorkerPause(_Fault):
+class WorkerPause(FaultBase):
     kind: Literal["worker_pause"]
     """SIGSTOP a cluster worker (docker pause) for duration_s (standalone, docker)."""
     target: WorkerTarget = "random"
@@ -355,9 +270,15 @@ AnyFault = (
     | TornFile
     | WorkerKill
     | WorkerPause
+    | Partition
+    | PacketLoss
 )
 Fault = Annotated[AnyFault, Field(discriminator="kind")]
 
 # Faults that act on cluster worker processes, which only exist outside local mode.
 CLUSTER_BACKENDS = ("standalone", "docker", "hosts")
-CLUSTER_FAULTS = {"worker_kill": CLUSTER_BACKENDS, "worker_pause": CLUSTER_BACKENDS}
+CLUSTER_FAULTS = {
+    "worker_kill": CLUSTER_BACKENDS,
+    "worker_pause": CLUSTER_BACKENDS,
+    **dict.fromkeys(NETWORK_KINDS, ("hosts",)),  # they act on the links between hosts
+}

@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING, Any
 from harness.faults.kinds import STALE_REPLAY_AFTER_S
 from harness.scenario.errors import Problem
 from harness.scenario.faults import CLUSTER_FAULTS, SHARED_WAIT_UNREACHED
+from harness.scenario.hosts import run_host_names
 from harness.scenario.keys import DottedKeyError, resolve
+from harness.scenario.network_faults import NetworkFault
 from harness.scenario.system import system_problems
 
 if TYPE_CHECKING:
@@ -104,6 +106,29 @@ def _hosts_problems(s: "Scenario") -> list[Problem]:
     ]
 
 
+def _host_problems(s: "Scenario", key: str, fault: Any) -> list[Problem]:
+    """A network fault names hosts the run has (its workers, its store, its ZooKeeper)."""
+    if not isinstance(fault, NetworkFault) or s.cluster.backend != "hosts":
+        return []
+    hosts = run_host_names(s)
+    named = {
+        "groups": [h for group in getattr(fault, "groups", None) or [] for h in group],
+        "isolate": [getattr(fault, "isolate", None)],
+        "link": getattr(fault, "link", None) or [],
+        "target": [getattr(fault, "target", None)],
+    }
+    return [
+        Problem(
+            f"{key}.{field}",
+            f"this run has no host {host!r}; allowed: {', '.join(hosts)}",
+            host,
+        )
+        for field, names in named.items()
+        for host in names
+        if host is not None and host not in hosts
+    ]
+
+
 def _writer_problems(s: "Scenario") -> list[Problem]:
     problems = []
     bw = s.batch_writers
@@ -142,6 +167,7 @@ def _fault_problems(s: "Scenario", i: int, fault: Any) -> list[Problem]:
             )
         )
     problems.extend(_reach_problems(s, key, fault))
+    problems.extend(_host_problems(s, key, fault))
     problems.extend(_late_ack_problems(s, key, fault))
     run_s = s.run_s
     if fault.at_s >= run_s:

@@ -78,6 +78,10 @@ class HostNetwork:
         """The command prefix that starts a program on `host`."""
         return exec_prefix(self.namespace(host))
 
+    def launcher_of_hub(self) -> list[str]:
+        """The command prefix that runs a program in the hub (where the links meet)."""
+        return exec_prefix(self.hub)
+
     def placement(self, host: str) -> Placement:
         return Placement(self.address(host), self.namespace(host))
 

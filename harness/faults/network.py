@@ -1,0 +1,156 @@
+"""partition and packet_loss on a run's hosts, applied by a thread of the runner.
+
+Each occurrence is cut into the bridge's rules at its `at_s` (infra/hosts/links.py) and
+healed at its end (or when the run stops). It is recorded as applied only at the heal, and
+only if the runner's probes saw both sides of it: the effect (no echo crossed the cut; the
+loss rules dropped packets) and, after the heal, echoes across the link again.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.faults.evidence import record_fault
+from harness.faults.fired import FiredLog
+from harness.faults.schedule import Occurrence
+from harness.history import HistoryWriter
+from harness.run_clock import RunClock
+from harness.scenario.network_faults import NetworkFault, PacketLoss, Partition
+from infra.hosts import HostNetwork
+from infra.hosts.links import Pair, cut, dropped, heal
+from infra.hosts.probe import Probe, probe
+
+PROBE_ECHOES = 5
+LOSS_PROBE_ECHOES = 20  # traffic enough for a loss rule to have something to drop
+
+
+def partition_groups(fault: Partition, hosts: list[str]) -> list[list[str]]:
+    if fault.groups is not None:
+        return fault.groups
+    assert fault.isolate is not None  # the model wants one of them
+    return [[fault.isolate], [h for h in hosts if h != fault.isolate]]
+
+
+def fault_pairs(fault: NetworkFault, hosts: list[str]) -> list[Pair]:
+    """Every (from, to) whose packets the fault drops (all, or some for a loss)."""
+    if isinstance(fault, Partition):
+        groups = partition_groups(fault, hosts)
+        sources = groups[:1] if fault.one_way else groups
+        return [
+            (a, b)
+            for i, group in enumerate(sources)
+            for j, other in enumerate(groups)
+            if i != j
+            for a in group
+            for b in other
+        ]
+    if fault.link is not None:
+        a, b = fault.link
+        return [(a, b), (b, a)]
+    target = fault.target
+    assert target is not None  # the model wants link or target
+    others = [h for h in hosts if h != target]
+    return [(target, h) for h in others] + [(h, target) for h in others]
+
+
+@dataclass
+class _Active:
+    occurrence: Occurrence[Any]
+    applied_s: float
+    before: Probe
+    during: Probe
+    rules: list[str] = field(default_factory=list)
+
+
+class NetworkFaults:
+    """The run's network faults on `network`, in a thread of their own: a probe takes up
+    to a second or two, which the supervisor's 50-ms loop must not wait for."""
+
+    def __init__(
+        self,
+        network: HostNetwork,
+        occurrences: list[Occurrence[Any]],
+        clock: RunClock,
+        history: HistoryWriter,
+        fired: FiredLog,
+    ) -> None:
+        self.network, self.clock, self.history, self.fired = network, clock, history, fired
+        self.faults = [o for o in occurrences if isinstance(o.fault, Partition | PacketLoss)]
+        self._active: list[_Active] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="network-faults", daemon=True)
+
+    def start(self) -> None:
+        if self.faults:
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Heal what is still cut (and record it), then end the thread."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        for active in list(self._active):
+            self._heal(active)
+
+    def unsettled(self) -> bool:
+        """A fault still cut: the run waits for its heal."""
+        return bool(self._active)
+
+    def _loop(self) -> None:
+        pending = sorted(self.faults, key=lambda o: o.at_s)
+        while not self._stop.wait(0.05):
+            now = self.clock.elapsed()
+            for o in [o for o in pending if o.at_s <= now]:
+                pending.remove(o)
+                if self.fired.mark(o.label):
+                    self._apply(o)
+            for active in [a for a in self._active if a.occurrence.end_s <= now]:
+                self._heal(active)
+            if not pending and not self._active:
+                return
+
+    def _probe_pair(self, o: Occurrence[Any]) -> Pair:
+        return fault_pairs(o.fault, self.network.hosts)[0]
+
+    def _probe(self, o: Occurrence[Any]) -> Probe:
+        source, target = self._probe_pair(o)
+        echoes = LOSS_PROBE_ECHOES if isinstance(o.fault, PacketLoss) else PROBE_ECHOES
+        return probe(
+            self.network.namespace(source),
+            source,
+            target,
+            self.network.address(target),
+            count=echoes,
+        )
+
+    def _apply(self, o: Occurrence[Any]) -> None:
+        before = self._probe(o)
+        pairs = fault_pairs(o.fault, self.network.hosts)
+        loss = o.fault.percent if isinstance(o.fault, PacketLoss) else None
+        rules = cut(self.network, o.label, pairs, loss)
+        applied_s = self.clock.elapsed()
+        self._active.append(_Active(o, applied_s, before, self._probe(o), rules))
+
+    def _heal(self, active: _Active) -> None:
+        o = active.occurrence
+        drops = dropped(self.network, o.label)  # the counters go with the rules
+        heal(self.network, o.label)
+        healed_s = self.clock.elapsed()
+        healed = self._probe(o)
+        self._active.remove(active)
+        seen = active.during.received == 0 if isinstance(o.fault, Partition) else drops > 0
+        if not (seen and healed.received > 0):
+            return  # the effect or the heal was not seen: the fault stays unapplied
+        record_fault(
+            self.history,
+            o,
+            active.applied_s,
+            rules=active.rules,
+            before=active.before.to_dict(),
+            during=active.during.to_dict(),
+            dropped=drops,
+            healed=healed.to_dict(),
+            healed_s=round(healed_s, 3),
+        )
