@@ -15,6 +15,7 @@ from harness.runner.check_inputs import CHECKS, run_checks
 from harness.runner.driver_config import fault_occurrences
 from harness.runner.environment import environment, spark_tools
 from harness.runner.final_state import read_final_state
+from harness.runner.hosts_setup import hosts_environment
 from harness.runner.lock_setup import lock_environment
 from harness.runner.per_second import write_per_second
 from harness.runner.rundir import RunPaths
@@ -102,6 +103,7 @@ def analyse_run(
         "instant_mode": _instant_mode(scenario, events),
         "lock": lock_environment(paths) or {"provider": scenario.engine.lock.provider},
         "storage": storage_environment(scenario),
+        "hosts": hosts_environment(paths),
     }
     return assemble_result(
         scenario, paths, run_id, variant, error, checks, events, series, environment_

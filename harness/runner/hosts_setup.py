@@ -9,12 +9,17 @@ ZooKeeper, a Spark check's JVM) go over the run's bridge, as the other hosts' tr
 from __future__ import annotations
 
 import contextlib
+import json
+import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.runner.interrupt import signals_held
+from harness.runner.rundir import RunPaths
 from harness.scenario import Scenario
 from harness.scenario.hosts import run_host_names
+
+HOSTS_RECORD = "hosts.json"
 
 if TYPE_CHECKING:
     from infra.hosts import HostNetwork
@@ -22,9 +27,10 @@ if TYPE_CHECKING:
 
 
 @contextlib.contextmanager
-def run_hosts(scenario: Scenario) -> Iterator[HostNetwork | None]:
+def run_hosts(scenario: Scenario, paths: RunPaths) -> Iterator[HostNetwork | None]:
     """The run's network, this thread on its runner host (None: not the hosts backend).
-    Networks that runs which died left behind are removed first."""
+    Networks that runs which died left behind are removed first; the network's hosts and
+    how long it took to make are recorded for result.json (hosts_environment)."""
     if scenario.cluster.backend != "hosts":
         yield None
         return
@@ -38,12 +44,28 @@ def run_hosts(scenario: Scenario) -> Iterator[HostNetwork | None]:
         network = HostNetwork(run_host_names(scenario)).up()
     except HostsError as exc:
         raise RunError(f"{scenario.source_file}: cluster.backend: hosts: {exc}") from None
+    record = {**network.to_dict(), "up_s": round(network.up_s or 0.0, 3)}
+    (paths.control / HOSTS_RECORD).write_text(json.dumps(record))
     try:
         with inside(network.namespace("runner")):
             yield network
     finally:
         with signals_held():  # a second Ctrl-C must not leave half the network behind
+            started = time.monotonic()
             network.down()
+            record["down_s"] = round(time.monotonic() - started, 3)
+            (paths.control / HOSTS_RECORD).write_text(json.dumps(record))
+
+
+def hosts_environment(paths: RunPaths) -> dict[str, Any] | None:
+    """result.json `environment.hosts`: the network's id, each host's address, the seconds
+    it took to make and to remove (None: the run had no hosts)."""
+    try:
+        record = json.loads((paths.control / HOSTS_RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    keys = ("network_id", "hosts", "up_s", "down_s")
+    return {key: record.get(key) for key in keys}
 
 
 def placement(hosts: HostNetwork | None, host: str) -> Placement:

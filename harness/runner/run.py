@@ -114,7 +114,7 @@ def run_scenario(
 
         return run_sink(sink_system(scenario.system), scenario, out, variant, quiet)
     paths = new_run_paths(scenario, out, variant)
-    with run_hosts(scenario) as hosts:
+    with run_hosts(scenario, paths) as hosts:
         store = TableStore(scenario, paths, hosts)
         try:
             paths = dataclasses.replace(paths, location=store.start())

@@ -130,18 +130,46 @@ def wait_ports_free(addresses: list[tuple[str, int]], timeout_s: float = 10.0) -
     return left
 
 
+def _socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+    return inodes
+
+
+def _address_of(hex_address: str) -> str:
+    """/proc/net/tcp{,6}'s local address (host byte order, 4-byte words) as text."""
+    import socket
+
+    raw = bytes.fromhex(hex_address)
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    if len(words) == 4:
+        return socket.inet_ntop(socket.AF_INET, words)
+    text = socket.inet_ntop(socket.AF_INET6, words)
+    return text.removeprefix("::ffff:")  # a JVM's IPv6 socket on an IPv4 address
+
+
 def listens_on(pid: int, host: str, port: int) -> bool:
     """Whether process `pid` itself holds the listening socket on host:port. A server
     started on a probed free port checks this before it counts as up: if another process
-    took the port between probe and bind, the answer on that port is the other's."""
-    import psutil
-
-    try:
-        sockets = psutil.Process(pid).net_connections(kind="tcp")
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return False
-    # A JVM listens on an IPv6 socket: 127.0.0.1 shows as ::ffff:127.0.0.1.
-    addresses = {(host, port), (f"::ffff:{host}", port)}
-    return any(
-        s.status == psutil.CONN_LISTEN and s.laddr and tuple(s.laddr) in addresses for s in sockets
-    )
+    took the port between probe and bind, the answer on that port is the other's. Read
+    from the process's own /proc/<pid>/net (its network namespace's sockets: a server on
+    a host of a run's network is not in this process's)."""
+    inodes = _socket_inodes(pid)
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            address, _, hex_port = fields[1].rpartition(":")
+            listening = fields[3] == "0A"  # TCP_LISTEN
+            ours = listening and fields[9] in inodes and int(hex_port, 16) == port
+            if ours and _address_of(address) == host:
+                return True
+    return False

@@ -50,11 +50,9 @@ def cut(
     chain = _chain(label)
     _nft(network, "add", "chain", "bridge", TABLE, chain)
     _nft(network, "flush", "chain", "bridge", TABLE, chain)
-    chance = (
-        ()
-        if loss_percent is None
-        else ("numgen", "random", "mod", "10000", "<", str(round(loss_percent * 100)))
-    )
+    chance: tuple[str, ...] = ()
+    if loss_percent is not None and loss_percent < 100:  # in hundredths of a percent
+        chance = ("numgen", "random", "mod", "10000", "<", str(round(loss_percent * 100)))
     for source, target in pairs:
         match = ("ip", "saddr", network.address(source), "ip", "daddr", network.address(target))
         _nft(network, "add", "rule", "bridge", TABLE, chain, *match, *chance, "counter", "drop")
