@@ -33,6 +33,16 @@ def partition_groups(fault: Partition, hosts: list[str]) -> list[list[str]]:
     return [[fault.isolate], [h for h in hosts if h != fault.isolate]]
 
 
+def where(fault: NetworkFault) -> str:
+    """What a fault's event names as its target: `driver | worker:1` (a partition's
+    groups), `driver<->s3` (a link), or the host."""
+    if isinstance(fault, Partition) and fault.isolate is not None:
+        return f"{fault.isolate} | every other host"
+    if isinstance(fault, Partition):
+        return " | ".join(",".join(group) for group in fault.groups or [])
+    return "<->".join(fault.link) if fault.link is not None else str(fault.target)
+
+
 def fault_pairs(fault: NetworkFault, hosts: list[str]) -> list[Pair]:
     """Every (from, to) whose packets the fault drops (all, or some for a loss)."""
     if isinstance(fault, Partition):
@@ -147,6 +157,7 @@ class NetworkFaults:
             self.history,
             o,
             active.applied_s,
+            target=where(o.fault),
             rules=active.rules,
             before=active.before.to_dict(),
             during=active.during.to_dict(),

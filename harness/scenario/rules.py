@@ -199,7 +199,7 @@ def _fault_problems(s: "Scenario", i: int, fault: Any) -> list[Problem]:
             )
         )
     alternatives = _skew_targets(s) if fault.kind == "clock_skew" else None
-    target_problem = _target_problem(s, getattr(fault, "target", ""), alternatives)
+    target_problem = _target_problem(s, getattr(fault, "target", None) or "", alternatives)
     if target_problem:
         problems.append(Problem(f"{key}.target", target_problem, fault.target))
     return problems

@@ -12,6 +12,7 @@ EVIDENCE_TESTS = (
     "test_fault_evidence.py",  # skew, ACKs, storage, crashes
     "test_fault_evidence_process.py",  # drop_ack, coordinator_pause, worker faults
     "test_batch_writer_pause_evidence.py",
+    "test_network_fault_evidence.py",  # partition, packet_loss
 )
 
 
