@@ -124,9 +124,12 @@ class NetworkFaults:
     def _probe_pair(self, o: Occurrence[Any]) -> Pair:
         return fault_pairs(o.fault, self.network.hosts)[0]
 
-    def _probe(self, o: Occurrence[Any]) -> Probe:
+    def _probe(self, o: Occurrence[Any], before: bool = False) -> Probe:
+        """Echoes across the fault's first pair: a short probe before the fault (it is due),
+        enough traffic during and after a loss for its rules to have something to drop."""
         source, target = self._probe_pair(o)
-        echoes = LOSS_PROBE_ECHOES if isinstance(o.fault, PacketLoss) else PROBE_ECHOES
+        lossy = isinstance(o.fault, PacketLoss) and not before
+        echoes = LOSS_PROBE_ECHOES if lossy else PROBE_ECHOES
         return probe(
             self.network.namespace(source),
             source,
@@ -136,7 +139,7 @@ class NetworkFaults:
         )
 
     def _apply(self, o: Occurrence[Any]) -> None:
-        before = self._probe(o)
+        before = self._probe(o, before=True)
         pairs = fault_pairs(o.fault, self.network.hosts)
         loss = o.fault.percent if isinstance(o.fault, PacketLoss) else None
         rules = cut(self.network, o.label, pairs, loss)
