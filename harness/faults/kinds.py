@@ -27,6 +27,7 @@ class FaultKind(StrEnum):
     WORKER_KILL = "worker_kill"
     WORKER_PAUSE = "worker_pause"
     PARTITION = "partition"
+    LINK_LATENCY = "link_latency"
     PACKET_LOSS = "packet_loss"
 
 
@@ -205,6 +206,7 @@ PARTS: dict[FaultKind, FaultPart] = {
     FaultKind.WORKER_KILL: _worker("dead"),
     FaultKind.WORKER_PAUSE: _worker("stopped"),
     FaultKind.PARTITION: _network("no echo crossed the cut"),
+    FaultKind.LINK_LATENCY: _network("the echoes came back slower by at least the delay"),
     FaultKind.PACKET_LOSS: _network("the link's rules dropped packets"),
 }
 

@@ -1,9 +1,12 @@
-"""partition and packet_loss on a run's hosts, applied by a thread of the runner.
+"""partition, link_latency and packet_loss on a run's hosts, applied by a thread of the
+runner.
 
-Each occurrence is cut into the bridge's rules at its `at_s` (infra/hosts/links.py) and
+Each occurrence is put into the links at its `at_s` (a cut or a loss: the bridge's rules,
+infra/hosts/links.py; a delay: delayers on the sending hosts, infra/hosts/delays.py) and
 healed at its end (or when the run stops). It is recorded as applied only at the heal, and
 only if the runner's probes saw both sides of it: the effect (no echo crossed the cut; the
-loss rules dropped packets) and, after the heal, echoes across the link again.
+echoes came back slower by at least the delay; the loss rules dropped packets) and, after
+the heal, the link as it was (echoes again, at their old speed).
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from harness.faults.fired import FiredLog
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
-from harness.scenario.network_faults import NetworkFault, PacketLoss, Partition
+from harness.scenario.network_faults import LinkLatency, NetworkFault, PacketLoss, Partition
 from infra.hosts import HostNetwork
+from infra.hosts.delays import LinkDelay
 from infra.hosts.links import Pair, cut, dropped, heal
 from infra.hosts.probe import Probe, probe
 
@@ -72,6 +76,28 @@ class _Active:
     before: Probe
     during: Probe
     rules: list[str] = field(default_factory=list)
+    delay: LinkDelay | None = None  # a link_latency's delayers
+
+
+def _rtt(p: Probe) -> float:
+    return p.rtt_avg_ms if p.rtt_avg_ms is not None else float("inf")
+
+
+def effect_seen(fault: NetworkFault, before: Probe, during: Probe, drops: int) -> bool:
+    """A cut no echo crossed; a delay that slowed the round trip (twice the delay on
+    average) by at least the delay; a loss whose rules dropped packets."""
+    if isinstance(fault, Partition):
+        return during.received == 0
+    if isinstance(fault, LinkLatency):
+        return during.received > 0 and _rtt(during) >= _rtt(before) + fault.delay_ms
+    return drops > 0
+
+
+def heal_seen(fault: NetworkFault, before: Probe, healed: Probe) -> bool:
+    """Echoes across the link again (after a delay: faster than the delay again)."""
+    if isinstance(fault, LinkLatency):
+        return healed.received > 0 and _rtt(healed) < _rtt(before) + fault.delay_ms
+    return healed.received > 0
 
 
 class NetworkFaults:
@@ -87,7 +113,8 @@ class NetworkFaults:
         fired: FiredLog,
     ) -> None:
         self.network, self.clock, self.history, self.fired = network, clock, history, fired
-        self.faults = [o for o in occurrences if isinstance(o.fault, Partition | PacketLoss)]
+        kinds = Partition | LinkLatency | PacketLoss
+        self.faults = [o for o in occurrences if isinstance(o.fault, kinds)]
         self._active: list[_Active] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="network-faults", daemon=True)
@@ -97,7 +124,7 @@ class NetworkFaults:
             self._thread.start()
 
     def stop(self) -> None:
-        """Heal what is still cut (and record it), then end the thread."""
+        """Heal what is still in the links (and record it), then end the thread."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
@@ -105,7 +132,7 @@ class NetworkFaults:
             self._heal(active)
 
     def unsettled(self) -> bool:
-        """A fault still cut: the run waits for its heal."""
+        """A fault still in the links: the run waits for its heal."""
         return bool(self._active)
 
     def _loop(self) -> None:
@@ -121,40 +148,50 @@ class NetworkFaults:
             if not pending and not self._active:
                 return
 
-    def _probe_pair(self, o: Occurrence[Any]) -> Pair:
-        return fault_pairs(o.fault, self.network.hosts)[0]
-
     def _probe(self, o: Occurrence[Any], before: bool = False) -> Probe:
         """Echoes across the fault's first pair: a short probe before the fault (it is due),
-        enough traffic during and after a loss for its rules to have something to drop."""
-        source, target = self._probe_pair(o)
+        enough traffic during and after a loss for its rules to have something to drop,
+        and time enough for a delayed echo to come back."""
+        source, target = fault_pairs(o.fault, self.network.hosts)[0]
         lossy = isinstance(o.fault, PacketLoss) and not before
-        echoes = LOSS_PROBE_ECHOES if lossy else PROBE_ECHOES
+        slow = o.fault.delay_ms + o.fault.jitter_ms if isinstance(o.fault, LinkLatency) else 0
         return probe(
             self.network.namespace(source),
             source,
             target,
             self.network.address(target),
-            count=echoes,
+            count=LOSS_PROBE_ECHOES if lossy else PROBE_ECHOES,
+            wait_s=1.0 + 2 * slow / 1000,
         )
 
     def _apply(self, o: Occurrence[Any]) -> None:
         before = self._probe(o, before=True)
         pairs = fault_pairs(o.fault, self.network.hosts)
-        loss = o.fault.percent if isinstance(o.fault, PacketLoss) else None
-        rules = cut(self.network, o.label, pairs, loss)
+        delay = None
+        if isinstance(o.fault, LinkLatency):
+            delay = LinkDelay(
+                self.network, o.label, o.index, pairs, o.fault.delay_ms, o.fault.jitter_ms
+            )
+            rules = delay.start()
+        else:
+            loss = o.fault.percent if isinstance(o.fault, PacketLoss) else None
+            rules = cut(self.network, o.label, pairs, loss)
         applied_s = self.clock.elapsed()
-        self._active.append(_Active(o, applied_s, before, self._probe(o), rules))
+        self._active.append(_Active(o, applied_s, before, self._probe(o), rules, delay))
 
     def _heal(self, active: _Active) -> None:
         o = active.occurrence
-        drops = dropped(self.network, o.label)  # the counters go with the rules
-        heal(self.network, o.label)
+        drops = None
+        if active.delay is not None:
+            active.delay.stop()
+        else:
+            drops = dropped(self.network, o.label)  # the counters go with the rules
+            heal(self.network, o.label)
         healed_s = self.clock.elapsed()
         healed = self._probe(o)
         self._active.remove(active)
-        seen = active.during.received == 0 if isinstance(o.fault, Partition) else drops > 0
-        if not (seen and healed.received > 0):
+        seen = effect_seen(o.fault, active.before, active.during, drops or 0)
+        if not (seen and heal_seen(o.fault, active.before, healed)):
             return  # the effect or the heal was not seen: the fault stays unapplied
         record_fault(
             self.history,

@@ -19,7 +19,7 @@ from harness.scenario.base import (
     SkewMs,
 )
 from harness.scenario.fault_base import FaultBase, RepeatingFault, TargetForms
-from harness.scenario.network_faults import NETWORK_KINDS, PacketLoss, Partition
+from harness.scenario.network_faults import NETWORK_KINDS, LinkLatency, PacketLoss, Partition
 
 WriterTarget = Annotated[str, TargetForms(("writer:N", "random"))]
 WorkerTarget = Annotated[str, TargetForms(("worker:N", "random"))]
@@ -271,6 +271,7 @@ AnyFault = (
     | WorkerKill
     | WorkerPause
     | Partition
+    | LinkLatency
     | PacketLoss
 )
 Fault = Annotated[AnyFault, Field(discriminator="kind")]

@@ -1,4 +1,4 @@
-"""Network faults (`partition`, `packet_loss`): they act on the links
+"""Network faults (`partition`, `link_latency`, `packet_loss`): they act on the links
 between a run's hosts (`cluster.backend: hosts`), named as the hosts are: runner, driver,
 master, worker:N, s3, zookeeper. Whether a named host exists in the run is checked against
 the rest of the scenario in rules.py."""
@@ -11,6 +11,7 @@ from harness.scenario.base import PosSeconds
 from harness.scenario.fault_base import FaultBase, TargetForms
 
 HostTarget = Annotated[str, TargetForms(("host",))]
+MAX_LINK_DELAY_MS = 10_000.0  # past ten seconds a link is cut, not slow: a partition
 Link = Annotated[list[HostTarget], Field(min_length=2, max_length=2)]
 
 
@@ -59,6 +60,22 @@ class _LinkFault(FaultBase):
         return self
 
 
+class LinkLatency(_LinkFault):
+    kind: Literal["link_latency"]
+    """Slow links (hosts backend): each IP packet on the link (or to and from the target)
+    waits delay_ms +- jitter_ms, so a round trip across it grows by twice that."""
+    delay_ms: Annotated[float, Field(gt=0, le=MAX_LINK_DELAY_MS)]
+    """Milliseconds each packet waits, each way."""
+    jitter_ms: Annotated[float, Field(ge=0, le=MAX_LINK_DELAY_MS)] = 0
+    """Random variation of the delay (uniform, +- ms; at most delay_ms)."""
+
+    @model_validator(mode="after")
+    def _jitter_within_delay(self) -> "LinkLatency":
+        if self.jitter_ms > self.delay_ms:
+            raise ValueError("jitter_ms may be at most delay_ms (a packet waits >= 0)")
+        return self
+
+
 class PacketLoss(_LinkFault):
     kind: Literal["packet_loss"]
     """Lossy links (hosts backend): each IP packet on the link (or out of the target) is
@@ -67,5 +84,5 @@ class PacketLoss(_LinkFault):
     """Percent of packets dropped."""
 
 
-NetworkFault = Partition | PacketLoss
-NETWORK_KINDS = ("partition", "packet_loss")
+NetworkFault = Partition | LinkLatency | PacketLoss
+NETWORK_KINDS = ("partition", "link_latency", "packet_loss")

@@ -79,6 +79,30 @@ def test_a_loss_is_recorded_when_its_rules_dropped_packets_and_a_stop_heals_it(t
     assert fault["evidence"]["healed"]["received"] == 20
 
 
+def test_a_link_latency_is_recorded_once_the_echoes_slowed_and_sped_up_again(tmp_path, network):
+    slow = occurrence(
+        "link_latency", 2, 0.0, 1.0, None, {"link": ["driver", "worker:2"], "delay_ms": 60}
+    )
+    _run_to_end(_faults(tmp_path, network, slow))
+    [fault] = _recorded(tmp_path)
+    evidence = fault["evidence"]
+    assert fault["target"] == "driver<->worker:2" and fault["applied"]
+    assert evidence["during"]["rtt_avg_ms"] >= 120  # both ways: twice the delay
+    assert evidence["healed"]["rtt_avg_ms"] < 60 and evidence["dropped"] is None
+    assert len(evidence["rules"]) == 2 and "NFQUEUE" in evidence["rules"][0]
+
+
+def test_a_delay_whose_delayers_never_held_a_packet_is_never_recorded(
+    tmp_path, network, monkeypatch
+):
+    from infra.hosts.delays import LinkDelay
+
+    monkeypatch.setattr(LinkDelay, "start", lambda self: [])  # no rule queues a packet
+    slow = occurrence("link_latency", 3, 0.0, 0.5, "worker:1", {"delay_ms": 80})
+    _run_to_end(_faults(tmp_path, network, slow))
+    assert _recorded(tmp_path) == []
+
+
 def test_the_pairs_a_fault_drops():
     one_way = occurrence(
         "partition", 0, 0, 1, None, {"groups": [["driver"], ["worker:1", "s3"]], "one_way": True}

@@ -20,7 +20,7 @@ def test_the_shipped_network_scenarios_load():
     for path in sorted(SHIPPED.glob("*.yaml")):
         scenario = load_scenario(path)
         assert scenario.cluster.backend == "hosts"
-        assert {f.kind for f in scenario.faults} <= {"partition", "packet_loss"}
+        assert {f.kind for f in scenario.faults} <= {"partition", "link_latency", "packet_loss"}
 
 
 def test_faults_that_name_the_run_s_hosts_load(tmp_path):
@@ -31,9 +31,11 @@ def test_faults_that_name_the_run_s_hosts_load(tmp_path):
         "  - {kind: partition, at_s: 5, groups: [[driver], [worker:1, worker:2]], one_way: true}\n"
         "  - {kind: partition, at_s: 5, isolate: s3, duration_s: 3}\n"
         "  - {kind: packet_loss, at_s: 9, link: [driver, s3], percent: 20}\n"
-        "  - {kind: packet_loss, at_s: 9, target: worker:2, percent: 100}\n",
+        "  - {kind: packet_loss, at_s: 9, target: worker:2, percent: 100}\n"
+        "  - {kind: link_latency, at_s: 9, link: [driver, s3], delay_ms: 300, jitter_ms: 50}\n",
     )
-    assert [f.kind for f in scenario.faults] == ["partition"] * 2 + ["packet_loss"] * 2
+    kinds = [f.kind for f in scenario.faults]
+    assert kinds == ["partition"] * 2 + ["packet_loss"] * 2 + ["link_latency"]
 
 
 @pytest.mark.parametrize(
@@ -71,6 +73,10 @@ def test_faults_that_name_the_run_s_hosts_load(tmp_path):
         (
             "faults: [{kind: packet_loss, at_s: 5, target: driver, percent: 0}]",
             "percent",
+        ),
+        (
+            "faults: [{kind: link_latency, at_s: 5, target: driver, delay_ms: 5, jitter_ms: 9}]",
+            "jitter_ms may be at most delay_ms",
         ),
         (
             "table: {storage: {kind: s3, endpoint: 'http://store.example:9000', bucket: bkt}}",

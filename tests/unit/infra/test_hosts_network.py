@@ -132,3 +132,20 @@ def test_names_and_addresses_are_checked():
     with pytest.raises(HostsError, match="no host 'master' in this network"):
         HostNetwork(["runner"]).address("master")
     assert os.geteuid() == 0  # namespaces need root: CI runs as root
+
+
+def test_a_delay_holds_packets_and_a_dead_delayer_never_cuts_the_link(network):
+    from infra.hosts.delays import LinkDelay
+
+    delay = LinkDelay(network, "link_latency#9", 9, [("runner", "worker:1")], 50)
+    [rule] = delay.start()
+    assert "-d 10.77.0.11/32" in rule and "--queue-num 9 --queue-bypass" in rule
+    slowed = probe(network.namespace("runner"), "runner", "worker:1", "10.77.0.11", 3)
+    assert slowed.received == 3 and slowed.rtt_avg_ms >= 50  # one way delayed: >= 50 ms
+    for delayer in delay._delayers.values():
+        delayer.kill()  # with no one on the queue, the rule lets packets by
+        delayer.wait()
+    bypassed = probe(network.namespace("runner"), "runner", "worker:1", "10.77.0.11", 3)
+    assert bypassed.received == 3 and bypassed.rtt_avg_ms < 50
+    delay.stop()
+    assert delay.rules() == []
