@@ -16,7 +16,6 @@ from infra.hosts.iproute import run_tool
 from infra.hosts.network import HostNetwork
 
 Pair = tuple[str, str]
-BIND_TIMEOUT_S = 10.0
 
 
 class LinkDelay:
@@ -49,26 +48,29 @@ class LinkDelay:
         return ["OUTPUT", "-d", f"{address}/32", "-m", "comment", "--comment", self.label, *queue]
 
     def start(self) -> list[str]:
-        """Start the delayers, then queue their hosts' packets to them; the rules."""
-        for source in sorted({s for s, _ in self.pairs}):
-            self._delayers[source] = self._start_delayer(source)
+        """Start the delayers (side by side: each is a Python start-up), then queue their
+        hosts' packets to them; the rules."""
+        sources = sorted({s for s, _ in self.pairs})
+        for source in sources:
+            self._delayers[source] = self._spawn_delayer(source)
+        for source in sources:
+            self._wait_bound(source, self._delayers[source])
         for source, target in self.pairs:
             self._iptables(source, "-A", *self._rule(target))
         return self.rules()
 
-    def _start_delayer(self, host: str) -> subprocess.Popen[str]:
+    def _spawn_delayer(self, host: str) -> subprocess.Popen[str]:
         command = [*self.network.launcher(host), sys.executable, "-m", "infra.hosts.delayer"]
         command += [str(self.queue), f"{self.delay_ms:g}", f"{self.jitter_ms:g}"]
-        delayer = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        return subprocess.Popen(command, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def _wait_bound(self, host: str, delayer: subprocess.Popen[str]) -> None:
         assert delayer.stdout is not None
         line = delayer.stdout.readline()  # "bound", or nothing if it failed
         if line.strip() != "bound":
-            terminate([delayer.pid])
+            self.stop()
             said = delayer.stderr.read() if delayer.stderr else ""
             raise HostsError(f"the delayer on {host} did not bind queue {self.queue}: {said}")
-        return delayer
 
     def rules(self) -> list[str]:
         """The fault's rules, as iptables lists them, in every host it delays from."""
