@@ -21,7 +21,9 @@ def test_the_derived_groups_are_the_ones_the_schedule_and_processes_used() -> No
         "torn_file",
     } == kinds.COUNTED_KINDS
     assert {"clock_skew", "storage_latency"} == kinds.LASTING_KINDS
-    assert kinds.WORKER_KINDS == {"worker_kill", "worker_pause"} == set(CLUSTER_FAULTS)
+    assert {"worker_kill", "worker_pause"} == kinds.WORKER_KINDS
+    network = {"partition", "link_latency", "packet_loss"}  # the hosts backend's
+    assert set(CLUSTER_FAULTS) == kinds.WORKER_KINDS | network
     assert {"storage_latency", "storage_error", "torn_file"} == kinds.STORAGE_KINDS
     assert kinds.kinds_where("driver") >= {"drop_ack", "delay_ack", "stale_ack", "clock_skew"}
 

@@ -126,7 +126,7 @@ def test_a_cluster_that_cannot_start_stops_the_run_s_zookeeper(tmp_path, monkeyp
     def busy(scenario, paths):
         raise ClusterError("127.0.0.10:7077 is in use")
 
-    monkeypatch.setattr(run_module, "start_run_lock", lambda scenario, paths: Lock())
+    monkeypatch.setattr(run_module, "start_run_lock", lambda scenario, paths, hosts: Lock())
     monkeypatch.setattr(run_module, "start_cluster", busy)
     scenario = validate_scenario({"name": "s", "cluster": {"backend": "standalone"}})
     with pytest.raises(ClusterError):

@@ -59,14 +59,15 @@ def test_other_settings_pass_as_spark_strings() -> None:
 def test_the_driver_gets_the_ui_and_an_event_log_in_the_run_dir(tmp_path: Path) -> None:
     paths = new_run_dir(tmp_path, "x", None, None)
     assert paths.spark_events.is_dir()  # Spark refuses a missing event log directory
-    conf = spark_conf(_scenario({"spark.executor.memory": "2g"}), paths)
+    conf = spark_conf(_scenario({"spark.executor.memory": "2g"}), paths, "10.77.0.3")
     assert conf["spark.ui.enabled"] == "true" and conf["spark.eventLog.enabled"] == "true"
+    # The driver listens on its host's address (loopback, or the run's driver host).
+    assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "10.77.0.3"
     assert conf["spark.eventLog.dir"] == paths.spark_events.resolve().as_uri()
     assert conf["spark.executor.memory"] == "2g"
     # The scenario's settings come last: it may turn the UI off.
-    assert spark_conf(_scenario({"spark.ui.enabled": "false"}), paths)["spark.ui.enabled"] == (
-        "false"
-    )
+    off = spark_conf(_scenario({"spark.ui.enabled": "false"}), paths, "127.0.0.1")
+    assert off["spark.ui.enabled"] == "false"
 
 
 class _Builder:

@@ -26,7 +26,8 @@ def test_the_shipped_suites_parse() -> None:
         "blocking-vs-async-shared-wait",
         "chaos-mix",
         "s3-standalone",
-        *(e.id for e in formats.entries),  # include: [formats.yaml]
+        *(e.id for e in formats.entries),  # include: [formats.yaml, network.yaml]
+        *(e.id for e in load_suite(SUITES / "network.yaml").entries),
     ]
     assert {e.scenario.system.kind for e in formats.entries} == {
         "instantbench",
