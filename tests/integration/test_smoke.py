@@ -14,7 +14,9 @@ pytestmark = pytest.mark.spark
 
 
 def test_smoke_run_is_valid_and_every_committed_event_is_readable_once(run):
-    outcome = run("smoke", "duration_s=12")
+    # Until four stream commits: what the run wrote is counted in commits, not seconds (a
+    # row count is a throughput, which a run beside this one moves).
+    outcome = run("smoke", "duration_s=12", "min_commits=4")
     result = json.loads(outcome.paths.result.read_text())
     assert result["verdict"] == "valid", json.dumps(result["checks"], indent=1)[:3000]
     assert set(result["checks"]) == {
@@ -28,12 +30,12 @@ def test_smoke_run_is_valid_and_every_committed_event_is_readable_once(run):
     events = read_events(outcome.paths.history)
     batches = [e for e in events if e["kind"] == "batch"]
     expected = sum(b["rows"] for b in batches)
-    assert expected > 100_000  # 10k rows/s for ~20 s
+    assert expected > 0
     rows = Table.open(str(outcome.paths.table)).snapshot(columns=["event_id"])
     assert rows.num_rows == expected
     assert pc.count_distinct(rows.column("event_id")).as_py() == expected
     commits = [e for e in events if e["kind"] == "commit"]
-    assert len(commits) >= len(batches) - 1
+    assert len(commits) >= max(4, len(batches) - 1)
     assert result["metrics"]["rows_committed"] == expected
     for name in ("scenario.yaml", "result.json"):
         assert (outcome.paths.root / name).exists()
