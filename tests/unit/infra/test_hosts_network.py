@@ -94,8 +94,7 @@ def test_a_network_whose_owner_was_killed_is_removed_by_the_next_reap(tmp_path):
     assert network_id not in " ".join(reap_networks())  # its owner lives: left alone
     owner.send_signal(signal.SIGKILL)
     owner.wait()
-    removed = reap_networks()
-    assert f"ib-{network_id}-worker1" in removed
+    reap_networks()  # (or a hosts run's beside this test, which reaps first: the same end)
     assert existing_namespaces(f"ib-{network_id}-") == []
     assert not (STATE_DIR / f"{network_id}.json").exists()
 
