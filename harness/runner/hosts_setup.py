@@ -1,9 +1,10 @@
 """A run on `cluster.backend: hosts`: its network of hosts (infra/hosts), made before
 anything starts and removed after everything stopped, however the run ends.
 
-The runner itself is a host (`runner`): this thread enters its namespace for the whole
-run, so the helpers it starts and everything it dials (the master's UI, the object store,
-ZooKeeper, a Spark check's JVM) go over the run's bridge, as the other hosts' traffic does.
+The runner itself is a host (`runner`): the run runs in a process born there
+(harness/runner/runner_host.py), so the helpers it starts and everything it dials (the
+master's UI, the object store, ZooKeeper, a Spark check's JVM) go over the run's bridge,
+as the other hosts' traffic does.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 @contextlib.contextmanager
 def run_hosts(scenario: Scenario, paths: RunPaths) -> Iterator[HostNetwork | None]:
-    """The run's network, this thread on its runner host (None: not the hosts backend).
+    """The run's network, made and owned by this process (None: not the hosts backend).
     Networks that runs which died left behind are removed first; the network's hosts and
     how long it took to make are recorded for result.json (hosts_environment)."""
     if scenario.cluster.backend != "hosts":
@@ -35,7 +36,6 @@ def run_hosts(scenario: Scenario, paths: RunPaths) -> Iterator[HostNetwork | Non
         return
     from harness.runner.errors import RunError
     from infra.hosts import HostNetwork, HostsError
-    from infra.hosts.enter import inside
     from infra.hosts.reap import reap_networks
 
     try:
@@ -46,8 +46,7 @@ def run_hosts(scenario: Scenario, paths: RunPaths) -> Iterator[HostNetwork | Non
     record = {**network.to_dict(), "up_s": round(network.up_s or 0.0, 3)}
     (paths.control / HOSTS_RECORD).write_text(json.dumps(record))
     try:
-        with inside(network.namespace("runner")):
-            yield network
+        yield network
     finally:
         with signals_held():  # a second Ctrl-C must not leave half the network behind
             network.down()

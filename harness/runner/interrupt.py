@@ -4,7 +4,7 @@ Ctrl-C, `timeout`, a CI time-out, `docker stop` and systemd all mean "stop now".
 them raises `Interrupted` in the main thread, so the runner's `finally` blocks stop the
 driver, its JVM and Python workers, the cluster, and write the partial result. While that
 clean-up runs, further signals are held: a second Ctrl-C must not cut it short and leave
-processes behind (it is bounded: see run.INTERRUPT_STOP_S).
+processes behind (it is bounded: see run_loop.INTERRUPT_STOP_S).
 """
 
 from __future__ import annotations

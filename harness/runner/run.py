@@ -5,39 +5,40 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.clock import AdjustableClock
 from engine.errors import EngineError
 from harness.faults.fired import FiredLog
 from harness.faults.network import NetworkFaults
-from harness.faults.schedule import Occurrence, of_kind
-from harness.faults.settle import unsettled
+from harness.faults.schedule import Occurrence
 from harness.faults.skew import SkewApplier
-from harness.faults.storage import StorageFaults
-from harness.faults.writer_pause import install_writer_pauses
-from harness.history import HistoryWriter, append_series
+from harness.history import HistoryWriter
 from harness.pipeline.config import COMMIT_REFUSED_EXIT, DriverConfig
-from harness.pipeline.rates import RateLaw, rate_law
-from harness.run_clock import RunClock
+from harness.pipeline.rates import rate_law
 from harness.runner.analysis import analyse_run
 from harness.runner.cluster_setup import start_cluster
-from harness.runner.commit_count import CommitCount
 from harness.runner.driver_config import driver_config, fault_occurrences
 from harness.runner.environment import live_spark_ui
 from harness.runner.errors import RunError
-from harness.runner.hosts_setup import placement, run_hosts
+from harness.runner.hosts_setup import placement
 from harness.runner.interrupt import Interrupted, as_interrupted, signals_held
 from harness.runner.lock_setup import run_lock_spec, start_run_lock
 from harness.runner.progress import RunProgress
+from harness.runner.run_loop import (
+    drive,
+    runner_storage_faults,
+    start_runner_faults,
+    stop_run,
+    wait_for_t0,
+)
 from harness.runner.rundir import RunOutcome, RunPaths, new_run_paths
+from harness.runner.runner_host import run_on_hosts
 from harness.runner.supervisor import Supervisor
 from harness.runner.table_setup import set_up_table
 from harness.runner.table_store import TableStore
 from harness.scenario import Scenario
-from harness.scenario.faults import ClockSkew
 from harness.workload.background import Background, start_background
 
 if TYPE_CHECKING:
@@ -45,56 +46,6 @@ if TYPE_CHECKING:
     from infra.cluster.info import ClusterInfo
     from infra.hosts import HostNetwork
     from infra.hosts.placement import Placement
-
-STARTUP_TIMEOUT_S = 180
-STOP_TIMEOUT_S = 120
-SETTLE_LIMIT_S = 180  # past its duration, a run waits at most this long for a paused driver
-# or for a fault's effect (harness/faults/settle.py)
-# After SIGINT / SIGTERM: how long the driver may take to stop on its own before it and
-# its processes are killed (`docker stop` and CI time-outs kill everything after ~10 s).
-INTERRUPT_STOP_S = 5
-
-
-def _read_status(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _wait_for_t0(t0_file: Path, supervisor: Supervisor) -> float:
-    deadline = time.time() + STARTUP_TIMEOUT_S
-    while time.time() < deadline:
-        if t0_file.exists():
-            return float(t0_file.read_text())
-        if supervisor.driver.exit_code() is not None:
-            raise RunError(
-                f"the pipeline driver exited with {supervisor.driver.exit_code()} during "
-                f"start-up; see {supervisor.driver.log_path}"
-            )
-        time.sleep(0.1)
-    raise RunError(f"the pipeline driver did not start its query within {STARTUP_TIMEOUT_S}s")
-
-
-def _runner_skew(
-    scenario: Scenario, background: Background, t0: float, history: HistoryWriter
-) -> SkewApplier:
-    """Clock skew of the batch writers (their clocks live in this process)."""
-    clocks: dict[str, AdjustableClock] = {w.name_: w.clock for w in background.writers}
-    skews = [
-        o
-        for o in of_kind(fault_occurrences(scenario), ClockSkew)
-        if o.fault.target in clocks or o.fault.target == "all"
-    ]
-    return SkewApplier(skews, clocks, RunClock(t0=t0), history)
-
-
-def _runner_storage_faults(cfg: DriverConfig, t0: float, history: HistoryWriter) -> StorageFaults:
-    """Storage faults of the batch writers and readers (their tables live in this process)."""
-    occurrences = [Occurrence.from_dict(o) for o in cfg.faults]
-    return StorageFaults(
-        occurrences, RunClock(t0=t0), history, FiredLog(cfg.fired_dir), cfg.storage_latency_ms
-    )
 
 
 def run_scenario(
@@ -114,19 +65,32 @@ def run_scenario(
 
         return run_sink(sink_system(scenario.system), scenario, out, variant, quiet)
     paths = new_run_paths(scenario, out, variant)
-    with run_hosts(scenario, paths) as hosts:
-        store = TableStore(scenario, paths, hosts)
-        try:
-            paths = dataclasses.replace(paths, location=store.start())
-        except (OSError, RuntimeError) as exc:
-            store.stop()
-            raise RunError(
-                f"{scenario.source_file}: table.storage: cannot reach the table's store ({exc})"
-            ) from None
-        try:
-            return _run_in_store(scenario, paths, variant, quiet, master, store, hosts)
-        finally:
-            store.stop()
+    if scenario.cluster.backend == "hosts":  # the run's own hosts, its runner on one
+        return run_on_hosts(scenario, paths, variant, quiet, master)
+    return run_stored(scenario, paths, variant, quiet, master, None)
+
+
+def run_stored(
+    scenario: Scenario,
+    paths: RunPaths,
+    variant: str | None,
+    quiet: bool,
+    master: str | None,
+    hosts: HostNetwork | None,
+) -> RunOutcome:
+    """The run with its table's store started (and stopped after, however it ends)."""
+    store = TableStore(scenario, paths, hosts)
+    try:
+        paths = dataclasses.replace(paths, location=store.start())
+    except (OSError, RuntimeError) as exc:
+        store.stop()
+        raise RunError(
+            f"{scenario.source_file}: table.storage: cannot reach the table's store ({exc})"
+        ) from None
+    try:
+        return _run_in_store(scenario, paths, variant, quiet, master, store, hosts)
+    finally:
+        store.stop()
 
 
 def _run_in_store(
@@ -182,27 +146,6 @@ def _driver_setup(
     return cfg, cfg_path
 
 
-def _sample(
-    status_file: Path,
-    law: RateLaw,
-    occurrences: Sequence[Occurrence[Any]],
-    now: float,
-    elapsed: float,
-    last_rows: int,
-) -> dict[str, Any]:
-    """One second of the series, from the driver's status file."""
-    status = _read_status(status_file)
-    return {
-        "t": now,
-        "elapsed_s": elapsed,
-        "source_offset": None if law.unbounded else law.available(elapsed),
-        "committed_offset": status.get("committed_offset", 0),
-        "pending_instants": status.get("pending_instants", 0),
-        "rows_committed_total": int(status.get("rows_committed", last_rows)),
-        "active_faults": [o.label for o in occurrences if o.active(elapsed)],
-    }
-
-
 def _run(
     scenario: Scenario,
     paths: RunPaths,
@@ -216,12 +159,59 @@ def _run(
     run_id = paths.root.name
     history = HistoryWriter(paths.history, "runner")
     info = cluster.require_info() if cluster is not None else None
-    master_url = info.master_url if info else master
     driver = placement(hosts, "driver")
+    master_url = info.master_url if info else master
     cfg, cfg_path = _driver_setup(scenario, paths, master_url, info, store, driver)
     occurrences = fault_occurrences(scenario)
     fired = FiredLog(cfg.fired_dir)
-    supervisor = Supervisor(
+    supervisor = _supervisor(cfg, cfg_path, paths, history, occurrences, fired, cluster, driver)
+    law = rate_law(cfg.rate, scenario.run_s)
+    error: str | None = None
+    interrupted: Interrupted | None = None
+    background = Background()
+    appliers: list[SkewApplier | NetworkFaults] = []
+    with RunProgress(run_id, scenario.run_s, quiet) as progress:
+        try:
+            supervisor.start()
+            t0 = supervisor.t0 = wait_for_t0(Path(cfg.t0_file), supervisor)
+            if ui := live_spark_ui(paths.history):
+                progress.print(f"Spark UI (while the run lasts): {ui}")
+            _record_start(history, scenario, run_id, t0)
+            background = start_background(
+                scenario,
+                paths.table_location,
+                history,
+                runner_storage_faults(cfg, t0, history),
+                run_lock_spec(paths),
+            )
+            appliers = start_runner_faults(occurrences, background, t0, history, fired, hosts)
+            drive(scenario, paths, supervisor, t0, occurrences, fired, law, progress)
+        except (RunError, RuntimeError) as exc:
+            error = str(exc)
+        except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (harness.runner.interrupt)
+            interrupted = as_interrupted(exc)
+        finally:
+            code, interrupted = stop_run(progress, appliers, background, supervisor, interrupted)
+            if interrupted is None and error is None:
+                error = stop_error(code, supervisor.driver.log_path)
+    return _finish(
+        scenario, paths, variant, store, history, supervisor, error, interrupted, progress
+    )
+
+
+def _supervisor(
+    cfg: DriverConfig,
+    cfg_path: Path,
+    paths: RunPaths,
+    history: HistoryWriter,
+    occurrences: list[Occurrence[Any]],
+    fired: FiredLog,
+    cluster: ClusterBackend | None,
+    driver: Placement,
+) -> Supervisor:
+    """The driver's supervisor: on the cluster's environment and the driver's host."""
+    info = cluster.require_info() if cluster is not None else None
+    return Supervisor(
         cfg_path,
         Path(cfg.stop_file),
         Path(cfg.status_file),
@@ -233,59 +223,6 @@ def _run(
         env=info.driver_env if info is not None else None,
         placement=driver,
     )
-    law = rate_law(cfg.rate, scenario.run_s)
-    error: str | None = None
-    interrupted: Interrupted | None = None
-    background = Background()
-    appliers: list[SkewApplier | NetworkFaults] = []
-    with RunProgress(run_id, scenario.run_s, quiet) as progress:
-        try:
-            supervisor.start()
-            t0 = supervisor.t0 = _wait_for_t0(Path(cfg.t0_file), supervisor)
-            if ui := live_spark_ui(paths.history):
-                progress.print(f"Spark UI (while the run lasts): {ui}")
-            _record_start(history, scenario, run_id, t0)
-            background = start_background(
-                scenario,
-                paths.table_location,
-                history,
-                _runner_storage_faults(cfg, t0, history),
-                run_lock_spec(paths),
-            )
-            appliers = _start_runner_faults(scenario, background, t0, history, fired, hosts)
-            _drive(scenario, paths, supervisor, t0, occurrences, fired, law, progress)
-        except (RunError, RuntimeError) as exc:
-            error = str(exc)
-        except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (harness.runner.interrupt)
-            interrupted = as_interrupted(exc)
-        finally:
-            code, interrupted = _stop(progress, appliers, background, supervisor, interrupted)
-            if interrupted is None and error is None:
-                error = stop_error(code, supervisor.driver.log_path)
-    return _finish(
-        scenario, paths, variant, store, history, supervisor, error, interrupted, progress
-    )
-
-
-def _start_runner_faults(
-    scenario: Scenario,
-    background: Background,
-    t0: float,
-    history: HistoryWriter,
-    fired: FiredLog,
-    hosts: HostNetwork | None,
-) -> list[SkewApplier | NetworkFaults]:
-    """The faults this process applies: the batch writers' clocks and pauses, and the
-    links between the run's hosts; what must be stopped at the end."""
-    occurrences = fault_occurrences(scenario)
-    skew = _runner_skew(scenario, background, t0, history)
-    skew.start()
-    install_writer_pauses(occurrences, background.writers, RunClock(t0=t0), history)
-    if hosts is None:
-        return [skew]
-    network = NetworkFaults(hosts, occurrences, RunClock(t0=t0), history, fired)
-    network.start()
-    return [network, skew]  # healed first: the driver's stop must reach its executors
 
 
 def _record_start(history: HistoryWriter, scenario: Scenario, run_id: str, t0: float) -> None:
@@ -298,60 +235,6 @@ def _record_start(history: HistoryWriter, scenario: Scenario, run_id: str, t0: f
         duration_s=scenario.duration_s,
         checkpoint_interval_s=scenario.engine.checkpoint_interval_s,
     )
-
-
-def _stop(
-    progress: RunProgress,
-    appliers: list[SkewApplier | NetworkFaults],
-    background: Background,
-    supervisor: Supervisor,
-    interrupted: Interrupted | None,
-) -> tuple[int | None, Interrupted | None]:
-    """Stop the runner's faults (heal the links), the background work and the driver, with
-    signals held; the driver's exit code, and the interruption (one that arrived meanwhile
-    counts too)."""
-    with signals_held() as held:
-        progress.note("stopping...")
-        for applier in appliers:
-            applier.stop()
-        background.stop()
-        timeout = INTERRUPT_STOP_S if interrupted else STOP_TIMEOUT_S
-        code = supervisor.stop(timeout, hurry=held.arrived)
-        return code, interrupted or held.take()
-
-
-def _drive(
-    scenario: Scenario,
-    paths: RunPaths,
-    supervisor: Supervisor,
-    t0: float,
-    occurrences: Sequence[Occurrence[Any]],
-    fired: FiredLog,
-    law: RateLaw,
-    progress: RunProgress,
-) -> None:
-    """Until the run's time is up, its faults settled and its `min_commits` made (or the
-    settle limit passed): tick the supervisor, sample the series once a second."""
-    status_file, commits = supervisor.status_file, CommitCount(paths.history)
-    last_rows, next_sample = 0, t0 + 1.0
-    while (now := time.time()) < t0 + scenario.run_s or (
-        (
-            supervisor.settling()
-            or unsettled(occurrences, fired, scenario.run_s)
-            or commits.count < scenario.min_commits
-        )
-        and now < t0 + scenario.run_s + SETTLE_LIMIT_S
-    ):
-        supervisor.tick()
-        if now >= next_sample:
-            if commits.count < scenario.min_commits:
-                commits.refresh()
-            sample = _sample(status_file, law, occurrences, now, now - t0, last_rows)
-            append_series(paths.history, sample)
-            rows, pending = sample["rows_committed_total"], sample["pending_instants"]
-            progress.update(now - t0, max(rows - last_rows, 0), pending, sample["active_faults"])
-            last_rows, next_sample = rows, next_sample + 1.0
-        time.sleep(0.05)
 
 
 def _finish(

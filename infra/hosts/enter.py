@@ -1,10 +1,10 @@
 """Moving the calling thread into a host's namespace and back.
 
 A thread's network namespace is its own (setns(2) changes only the caller); the threads
-and processes it starts afterwards inherit it. The runner enters its host this way for the
-whole run, so that everything it starts or dials (its helpers, a Spark check's JVM, the
-master's UI, the object store) goes over the run's bridge, never over the machine's own
-interfaces. Python 3.11 has no os.setns: libc's, through ctypes.
+and processes it starts afterwards inherit it, the threads it did not start do not. A hosts
+run's owner starts its runner process this way, born on the runner host with every thread
+it will make (harness/runner/runner_host.py). Python 3.11 has no os.setns: libc's, through
+ctypes.
 """
 
 from __future__ import annotations

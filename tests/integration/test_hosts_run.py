@@ -33,23 +33,11 @@ SERVICES = (
 )
 
 
-def _cli_run(out: Path, *overrides: str) -> Path:
-    """The partition scenario run by the CLI in a process of its own: pyarrow's S3 threads
-    stay in the namespace they were made in, so a hosts run with its table in the object
-    store must be its process's first use of S3 (an xdist worker's earlier tests made
-    them on this machine's own network)."""
-    command = [sys.executable, "-c", "from harness.cli import main; main()", "run"]
-    command += [str(SCENARIO / f"{PARTITION}.yaml"), "--out", str(out), "--quiet"]
-    command += [arg for o in overrides for arg in ("--set", o)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    results = list(out.glob("*/result.json"))
-    assert len(results) == 1, done.stderr[-3000:]
-    return results[0].parent
-
-
-def test_a_partition_between_executor_and_coordinator_is_seen_and_survived(tmp_path):
-    run_dir = _cli_run(tmp_path / "runs", *SERVICES)
-    result = json.loads((run_dir / "result.json").read_text())
+def test_a_partition_between_executor_and_coordinator_is_seen_and_survived(run):
+    # In this test's process, where earlier tests may have used S3 on this machine's own
+    # network: the run's runner is a process of its own on the runner host.
+    outcome = run(f"network/{PARTITION}", *SERVICES)
+    result, run_dir = outcome.result, outcome.paths.root
     assert result["verdict"] == "valid", json.dumps(result["checks"], indent=1)[:3000]
     hosts = result["environment"]["hosts"]
     assert hosts["hosts"] == {
