@@ -49,6 +49,7 @@ class Kind(StrEnum):
     DRIVER_FENCED = "driver_fenced"
     DRIVER_RESUMED = "driver_resumed"
     PAUSE_REACHED = "pause_reached"
+    CUT_REACHED = "cut_reached"
     INSTANT_MODE_FORCED = "instant_mode_forced"
 
 
@@ -112,5 +113,6 @@ EVENTS: dict[Kind, Event] = {
     Kind.DRIVER_FENCED: _event("batch_id epoch current_epoch pid"),
     Kind.DRIVER_RESUMED: _event("pid label"),
     Kind.PAUSE_REACHED: _event("label point token instant checkpoint_id"),
+    Kind.CUT_REACHED: _event("label point instant checkpoint_id"),
     Kind.INSTANT_MODE_FORCED: _event("requested mode"),
 }

@@ -1,5 +1,6 @@
 """Faults the pipeline driver applies: writer crashes (via task configs), coordinator
-crashes at a seam, lost / late / replayed ACKs, coordinator clock skew, storage faults."""
+crashes at a seam, lost / late / replayed ACKs, coordinator clock skew, storage faults;
+and where the runner pauses it or cuts its links at a seam, it waits there for them."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from harness.faults.fired import (
     FiredLog,
     ack_followed,
     ack_handled,
+    cut_healed,
+    cut_reached,
     pause_reached,
     pause_resumed,
 )
@@ -36,11 +39,13 @@ from harness.scenario.faults import (
     StaleAck,
     WriterCrash,
 )
+from harness.scenario.network_faults import Partition
 
 # Delivers one ACK to the coordinator; its future is done once the coordinator handled it,
 # with the instants it committed (None: a stale ACK it ignored).
 Notify = Callable[[int], "Future[list[str] | None]"]
 PAUSE_WAIT_S = 60.0  # how long a driver at a pause seam waits for the runner to pause it
+CUT_WAIT_S = 60.0  # past a pinned cut's duration_s, how long a driver waits for its heal
 
 
 class DriverFaults(FaultRecorder):
@@ -102,6 +107,7 @@ class DriverFaults(FaultRecorder):
                     "coordinator_crash_point", label=o.label, point=point, pid=os.getpid(), **info
                 )
                 os.kill(os.getpid(), signal.SIGKILL)  # a real crash of the driver
+        self._wait_out_cuts(point, info)
         for pause in self._due(CoordinatorPause):
             if pause.fault.point == point and self.fired.mark(pause_reached(pause.label)):
                 # The runner stops this driver's process group (it records the fault) and
@@ -112,6 +118,20 @@ class DriverFaults(FaultRecorder):
                     if time.monotonic() > deadline:
                         break  # the runner never paused us (the run ended): go on
                     time.sleep(0.05)
+
+    def _wait_out_cuts(self, point: str, info: dict[str, Any]) -> None:
+        """A partition pinned to this seam: the runner cuts the links once it sees the
+        driver here, and marks their heal; the coordinator waits for it, holding what it
+        holds (the table lock at mid_commit)."""
+        for cut in self._due(Partition):
+            if cut.fault.point != point or not self.fired.mark(cut_reached(cut.label)):
+                continue
+            self.history.record("cut_reached", label=cut.label, point=point, **info)
+            deadline = time.monotonic() + cut.fault.duration_s + CUT_WAIT_S
+            while not self.fired.fired(cut_healed(cut.label)):
+                if time.monotonic() > deadline:
+                    break  # the runner never cut (the run ended): go on
+                time.sleep(0.05)
 
     # -- ACKs --------------------------------------------------------------------------
     def deliver_ack(self, batch_id: int, notify: Notify) -> None:

@@ -45,6 +45,16 @@ def pause_resumed(label: str) -> str:
     return f"{label}.resumed"
 
 
+# A partition pinned to a seam: the driver marks that it reached the seam and waits there,
+# the runner cuts the links, heals them after duration_s and marks the heal (it goes on).
+def cut_reached(label: str) -> str:
+    return f"{label}.cut_reached"
+
+
+def cut_healed(label: str) -> str:
+    return f"{label}.cut_healed"
+
+
 # Dropped ACKs are followed once an ACK reached the coordinator after all of their hits:
 # the moment the subsume contract is put to the test (their batches commit with it).
 def ack_followed(label: str) -> str:

@@ -3,7 +3,9 @@ runner.
 
 Each occurrence is put into the links at its `at_s` (a cut or a loss: the bridge's rules,
 infra/hosts/links.py; a delay: delayers on the sending hosts, infra/hosts/delays.py) and
-healed at its end (or when the run stops). It is recorded as applied only at the heal, and
+healed at its end (or when the run stops). A partition pinned to a seam (`point`) is cut
+once the driver has reached the seam (it waits there), healed duration_s later, and its
+heal marked for the driver to go on. It is recorded as applied only at the heal, and
 only if the runner's probes saw both sides of it: the effect (no echo crossed the cut; the
 echoes came back slower by at least the delay; the loss rules dropped packets) and, after
 the heal, the link as it was (echoes again, at their old speed).
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.faults.evidence import record_fault
-from harness.faults.fired import FiredLog
+from harness.faults.fired import FiredLog, cut_healed, cut_reached
 from harness.faults.schedule import Occurrence
 from harness.history import HistoryWriter
 from harness.run_clock import RunClock
@@ -78,6 +80,16 @@ class _Active:
     rules: list[str] = field(default_factory=list)
     delay: LinkDelay | None = None  # a link_latency's delayers
 
+    @property
+    def heal_at_s(self) -> float:
+        """Its end: duration_s after the cut for one pinned to a seam, else its schedule's."""
+        o = self.occurrence
+        return self.applied_s + o.fault.duration_s if _pinned(o) else o.end_s
+
+
+def _pinned(o: Occurrence[Any]) -> bool:
+    return isinstance(o.fault, Partition) and o.fault.point is not None
+
 
 def _rtt(p: Probe) -> float:
     return p.rtt_avg_ms if p.rtt_avg_ms is not None else float("inf")
@@ -130,20 +142,26 @@ class NetworkFaults:
             self._thread.join()
         for active in list(self._active):
             self._heal(active)
+        for o in self.faults:  # a driver at a seam whose cut never began goes on too
+            if _pinned(o):
+                self.fired.mark(cut_healed(o.label))
 
     def unsettled(self) -> bool:
         """A fault still in the links: the run waits for its heal."""
         return bool(self._active)
 
+    def _due(self, o: Occurrence[Any], now: float) -> bool:
+        return o.at_s <= now and (not _pinned(o) or self.fired.fired(cut_reached(o.label)))
+
     def _loop(self) -> None:
         pending = sorted(self.faults, key=lambda o: o.at_s)
         while not self._stop.wait(0.05):
             now = self.clock.elapsed()
-            for o in [o for o in pending if o.at_s <= now]:
+            for o in [o for o in pending if self._due(o, now)]:
                 pending.remove(o)
                 if self.fired.mark(o.label):
                     self._apply(o)
-            for active in [a for a in self._active if a.occurrence.end_s <= now]:
+            for active in [a for a in self._active if a.heal_at_s <= now]:
                 self._heal(active)
             if not pending and not self._active:
                 return
@@ -191,17 +209,18 @@ class NetworkFaults:
         healed = self._probe(o)
         self._active.remove(active)
         seen = effect_seen(o.fault, active.before, active.during, drops or 0)
-        if not (seen and heal_seen(o.fault, active.before, healed)):
-            return  # the effect or the heal was not seen: the fault stays unapplied
-        record_fault(
-            self.history,
-            o,
-            active.applied_s,
-            target=where(o.fault),
-            rules=active.rules,
-            before=active.before.to_dict(),
-            during=active.during.to_dict(),
-            dropped=drops,
-            healed=healed.to_dict(),
-            healed_s=round(healed_s, 3),
-        )
+        if seen and heal_seen(o.fault, active.before, healed):  # else it stays unapplied
+            record_fault(
+                self.history,
+                o,
+                active.applied_s,
+                target=where(o.fault),
+                rules=active.rules,
+                before=active.before.to_dict(),
+                during=active.during.to_dict(),
+                dropped=drops,
+                healed=healed.to_dict(),
+                healed_s=round(healed_s, 3),
+            )
+        if _pinned(o):
+            self.fired.mark(cut_healed(o.label))  # the driver held at the seam goes on

@@ -15,9 +15,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.faults.crash import missed, retried
-from harness.faults.fired import FiredLog, ack_followed, ack_handled
+from harness.faults.fired import FiredLog, ack_followed, ack_handled, cut_healed
 from harness.faults.schedule import Occurrence
 from harness.scenario.faults import CoordinatorCrash, DelayAck, DropAck, StaleAck, WriterCrash
+from harness.scenario.network_faults import Partition
 
 
 def unsettled(occurrences: Iterable[Occurrence[Any]], fired: FiredLog, run_s: float) -> list[str]:
@@ -26,7 +27,7 @@ def unsettled(occurrences: Iterable[Occurrence[Any]], fired: FiredLog, run_s: fl
     (its worker exited but Spark's retry, which records it, has not run: a stream stopped
     now would cancel it), dropped ACKs not yet followed by a delivered one, delayed or
     replayed ACKs the coordinator has not handled yet (a driver stopped first cancels
-    them)."""
+    them), a partition pinned to a seam not yet healed (or not yet reached)."""
     waiting = []
     for o in occurrences:
         if o.at_s >= run_s:
@@ -40,6 +41,8 @@ def unsettled(occurrences: Iterable[Occurrence[Any]], fired: FiredLog, run_s: fl
             done = fired.all_taken(ack_handled(o.label), o.fault.count)
         elif isinstance(o.fault, CoordinatorCrash):
             done = fired.fired(o.label)
+        elif isinstance(o.fault, Partition) and o.fault.point is not None:
+            done = fired.fired(cut_healed(o.label))
         else:
             continue
         if not done:

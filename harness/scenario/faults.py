@@ -20,6 +20,7 @@ from harness.scenario.base import (
 )
 from harness.scenario.fault_base import FaultBase, RepeatingFault, TargetForms
 from harness.scenario.network_faults import NETWORK_KINDS, LinkLatency, PacketLoss, Partition
+from harness.scenario.points import CoordinatorPoint
 
 WriterTarget = Annotated[str, TargetForms(("writer:N", "random"))]
 WorkerTarget = Annotated[str, TargetForms(("worker:N", "random"))]
@@ -46,15 +47,6 @@ class WriterCrash(RepeatingFault):
     """Where in the writer's flush it exits."""
 
 
-# mid_commit: under the table lock, before the epoch check; after_fencing_check: right
-# after it (then the TrueTime wait and the completed instant's write, which fencing refuses).
-CoordinatorPoint = Literal[
-    "after_coordinator_snapshot",
-    "after_ack_before_commit",
-    "mid_commit",
-    "after_fencing_check",
-    "after_commit",
-]
 # A crash can also hit the driver between Spark's commit log and the ACK (the driver's
 # AckWatcher, harness/pipeline/acks.py): only Spark's checkpoint knows that batch then.
 # mid_retry (Hudi): the harness fails a batch inside Hudi's sink (every attempt of one of

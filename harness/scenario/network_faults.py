@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from harness.scenario.base import PosSeconds
 from harness.scenario.fault_base import FaultBase, TargetForms
+from harness.scenario.points import CoordinatorPoint
 
 HostTarget = Annotated[str, TargetForms(("host",))]
 MAX_LINK_DELAY_MS = 10_000.0  # past ten seconds a link is cut, not slow: a partition
@@ -30,6 +31,12 @@ class Partition(FaultBase):
     the other way arrive, a TCP connection either way stalls (its replies are lost)."""
     duration_s: PosSeconds = 10
     """How long the cut lasts (s)."""
+    point: CoordinatorPoint | None = None
+    """The cut begins when the driver's coordinator next reaches this commit seam after
+    at_s (mid_commit: holding the table lock, before its completed instant is written),
+    and the coordinator stays there until the cut healed: a critical section that outlasts
+    the cut, as a stalled store or a long pause makes one. None: at at_s, wherever the run
+    is. Needs the driver among the cut hosts."""
 
     @model_validator(mode="after")
     def _groups_or_isolate(self) -> "Partition":
@@ -40,6 +47,8 @@ class Partition(FaultBase):
             raise ValueError("every group needs at least one host")
         if len(set(named)) != len(named):
             raise ValueError("a host may be in one group only")
+        if self.point is not None and "driver" not in [*named, self.isolate]:
+            raise ValueError("point is a seam of the driver's coordinator: cut the driver")
         return self
 
 

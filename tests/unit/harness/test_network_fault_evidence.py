@@ -103,6 +103,31 @@ def test_a_delay_whose_delayers_never_held_a_packet_is_never_recorded(
     assert _recorded(tmp_path) == []
 
 
+def test_a_partition_pinned_to_a_seam_begins_at_the_driver_and_holds_it_until_the_heal(
+    tmp_path, network
+):
+    from harness.faults.driver_faults import DriverFaults
+    from harness.faults.fired import cut_healed
+
+    params = {"groups": [["driver"], ["worker:1"]], "duration_s": 1.0, "point": "mid_commit"}
+    pinned = occurrence("partition", 4, 0.0, 1.0, None, params)
+    faults = _faults(tmp_path, network, pinned)
+    assert not faults._due(pinned, now=60.0)  # due, but the driver is not at its seam
+    driver = DriverFaults([pinned], faults.clock, faults.history, faults.fired)
+    driver.coordinator_hook("after_commit", {})  # another seam: it goes on at once
+    assert not faults.fired.fired(cut_healed(pinned.label))
+    faults.start()
+    driver.coordinator_hook("mid_commit", {"instant": "i1", "checkpoint_id": 3})  # held...
+    assert faults.fired.fired(cut_healed(pinned.label))  # ...until the cut healed
+    faults.stop()
+    [fault] = _recorded(tmp_path)
+    [reached] = [e for e in read_events(tmp_path / "history") if e["kind"] == "cut_reached"]
+    assert reached["point"] == "mid_commit" and reached["checkpoint_id"] == 3
+    assert fault["applied"] and fault["start_s"] >= reached["t"] - faults.clock.t0
+    assert fault["evidence"]["during"]["received"] == 0
+    assert fault["evidence"]["healed_s"] >= fault["start_s"] + 1.0  # duration_s after the cut
+
+
 def test_the_pairs_a_fault_drops():
     one_way = occurrence(
         "partition", 0, 0, 1, None, {"groups": [["driver"], ["worker:1", "s3"]], "one_way": True}

@@ -79,6 +79,14 @@ def test_faults_that_name_the_run_s_hosts_load(tmp_path):
             "jitter_ms may be at most delay_ms",
         ),
         (
+            "faults: [{kind: partition, at_s: 5, isolate: worker:1, point: mid_commit}]",
+            "point is a seam of the driver's coordinator: cut the driver",
+        ),
+        (
+            "faults: [{kind: partition, at_s: 5, isolate: driver, point: mid_flush}]",
+            "faults.0.point",
+        ),
+        (
             "table: {storage: {kind: s3, endpoint: 'http://store.example:9000', bucket: bkt}}",
             "table.storage.endpoint: cluster.backend hosts reaches nothing outside",
         ),
