@@ -66,6 +66,18 @@ def iceberg_runtime(prerequisite: Callable[[bool, str], None]) -> SparkRuntime:
     return _runtime(prerequisite, iceberg.ensure_runtime)
 
 
+# The tests' JVMs compile with C1 only. Each lives for one run of ~30 s on 2 cores, where
+# C2's compilations cost about a sixth of the run's CPU (a delay-ack run: 32.8 s of CPU with
+# both tiers, 25.8-28.5 s with C1 only, same throughput and verdict) and never pay back. A
+# benchmark run (--benchmark-enable) keeps the JVM's default, as users' runs do.
+TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("benchmark_enable", default=False):
+        os.environ.setdefault("JAVA_TOOL_OPTIONS", TEST_JAVA_OPTIONS)
+
+
 # Machine lanes. A test that starts Spark or a cluster (marked `spark` or `cluster`) mostly
 # waits on wall clocks (JVM start-ups, warm-ups, settle waits), so two of them share the
 # machine's two cores; a third would starve the others' streams. Whatever the number of

@@ -27,8 +27,9 @@ def _java_version() -> str | None:
         out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    first = (out.stderr or out.stdout).splitlines()
-    return first[0] if first else None
+    # A JVM names JAVA_TOOL_OPTIONS before its version when they are set.
+    lines = [ln for ln in (out.stderr or out.stdout).splitlines() if not ln.startswith("Picked up")]
+    return lines[0] if lines else None
 
 
 def _git_commit() -> str | None:
