@@ -21,7 +21,13 @@ def _owner_alive(state: dict) -> bool:
 
 def reap_networks() -> list[str]:
     """Remove every network whose owner died and every namespace of ours no live
-    description names; return the namespaces removed."""
+    description names; return the namespaces removed.
+
+    The namespaces are listed before the descriptions are read: a network writes its
+    description before its first namespace, so every namespace in the list that belongs
+    to a live network is named by a description read after it. (Read the other way round,
+    a network made in between looked orphaned, and its `ip` commands were killed mid-up.)"""
+    ours = existing_namespaces(NAMESPACE_PREFIX)
     removed: list[str] = []
     described: set[str] = set()
     for path in sorted(STATE_DIR.glob("*.json")) if STATE_DIR.exists() else []:
@@ -31,12 +37,11 @@ def reap_networks() -> list[str]:
             path.unlink(missing_ok=True)  # a description cut off mid-write names nothing
             continue
         network = HostNetwork.attach(state)
-        if _owner_alive(state):
-            described.add(network.network_id)
-            continue
-        removed += existing_namespaces(f"{NAMESPACE_PREFIX}{network.network_id}-")
-        network.down()
-    for ns in existing_namespaces(NAMESPACE_PREFIX):
+        described.add(network.network_id)
+        if not _owner_alive(state):
+            removed += existing_namespaces(f"{NAMESPACE_PREFIX}{network.network_id}-")
+            network.down()
+    for ns in ours:
         if ns.split("-")[1] not in described:
             pids = namespace_pids(ns)
             signal_pids(pids, signal.SIGKILL)

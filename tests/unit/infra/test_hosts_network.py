@@ -99,6 +99,30 @@ def test_a_network_whose_owner_was_killed_is_removed_by_the_next_reap(tmp_path):
     assert not (STATE_DIR / f"{network_id}.json").exists()
 
 
+def test_a_network_made_while_a_reap_runs_is_left_alone(monkeypatch):
+    """The race forced: a network is made between the reaper's two looks (its list of our
+    namespaces, its read of the descriptions); it must not look orphaned."""
+    from infra.hosts import reap
+
+    made: list[HostNetwork] = []
+    listed = reap.existing_namespaces
+
+    def a_new_network_then_the_listing(prefix: str) -> list[str]:
+        if prefix == reap.NAMESPACE_PREFIX and not made:
+            made.append(HostNetwork(["runner", "worker:1"]).up())
+        return listed(prefix)
+
+    monkeypatch.setattr(reap, "existing_namespaces", a_new_network_then_the_listing)
+    try:
+        reap.reap_networks()
+        [network] = made
+        assert len(existing_namespaces(f"ib-{network.network_id}-")) == 3  # hub + 2 hosts
+        assert network.state_path.exists()
+    finally:
+        for network in made:
+            network.down()
+
+
 def test_a_cut_drops_what_it_names_and_heals(network):
     pairs = [("driver", "worker:1")]  # one way: the driver's packets to worker:1
     rules = cut(network, "partition#0", pairs)
