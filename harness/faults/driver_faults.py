@@ -107,31 +107,40 @@ class DriverFaults(FaultRecorder):
                     "coordinator_crash_point", label=o.label, point=point, pid=os.getpid(), **info
                 )
                 os.kill(os.getpid(), signal.SIGKILL)  # a real crash of the driver
-        self._wait_out_cuts(point, info)
-        for pause in self._due(CoordinatorPause):
-            if pause.fault.point == point and self.fired.mark(pause_reached(pause.label)):
-                # The runner stops this driver's process group (it records the fault) and
-                # starts a successor; the commit in hand continues once it resumes.
-                self.history.record("pause_reached", label=pause.label, point=point, **info)
-                deadline = time.monotonic() + PAUSE_WAIT_S
-                while not self.fired.fired(pause_resumed(pause.label)):
-                    if time.monotonic() > deadline:
-                        break  # the runner never paused us (the run ended): go on
-                    time.sleep(0.05)
-
-    def _wait_out_cuts(self, point: str, info: dict[str, Any]) -> None:
-        """A partition pinned to this seam: the runner cuts the links once it sees the
-        driver here, and marks their heal; the coordinator waits for it, holding what it
-        holds (the table lock at mid_commit)."""
+        # A partition pinned here: the runner cuts the links once it sees the driver here
+        # and marks their heal; the coordinator waits, holding what it holds (the table
+        # lock at mid_commit).
         for cut in self._due(Partition):
-            if cut.fault.point != point or not self.fired.mark(cut_reached(cut.label)):
-                continue
-            self.history.record("cut_reached", label=cut.label, point=point, **info)
-            deadline = time.monotonic() + cut.fault.duration_s + CUT_WAIT_S
-            while not self.fired.fired(cut_healed(cut.label)):
-                if time.monotonic() > deadline:
-                    break  # the runner never cut (the run ended): go on
-                time.sleep(0.05)
+            if cut.fault.point == point:
+                wait_s = cut.fault.duration_s + CUT_WAIT_S
+                self._hold(cut.label, "cut_reached", (cut_reached, cut_healed), wait_s, point, info)
+        # A pause: the runner stops this driver's process group (it records the fault) and
+        # starts a successor; the commit in hand continues once it resumes.
+        for pause in self._due(CoordinatorPause):
+            if pause.fault.point == point:
+                marks = (pause_reached, pause_resumed)
+                self._hold(pause.label, "pause_reached", marks, PAUSE_WAIT_S, point, info)
+
+    def _hold(
+        self,
+        label: str,
+        event: str,
+        marks: tuple[Callable[[str], str], Callable[[str], str]],
+        wait_s: float,
+        point: str,
+        info: dict[str, Any],
+    ) -> None:
+        """Marks and records that the driver reached a fault's seam, then waits there until
+        the runner marks it may go on."""
+        reached, go_on = marks
+        if not self.fired.mark(reached(label)):
+            return
+        self.history.record(event, label=label, point=point, **info)
+        deadline = time.monotonic() + wait_s
+        while not self.fired.fired(go_on(label)):
+            if time.monotonic() > deadline:
+                break  # the runner never acted (the run ended): go on
+            time.sleep(0.05)
 
     # -- ACKs --------------------------------------------------------------------------
     def deliver_ack(self, batch_id: int, notify: Notify) -> None:

@@ -142,7 +142,9 @@ class NetworkFaults:
             self._thread.join()
         for active in list(self._active):
             self._heal(active)
-        for o in self.faults:  # a driver at a seam whose cut never began goes on too
+        # A driver held at a seam whose cut never began, or never came up, goes on too (a
+        # healed cut is marked already: marking is once only).
+        for o in self.faults:
             if _pinned(o):
                 self.fired.mark(cut_healed(o.label))
 

@@ -164,7 +164,10 @@ def _run(
     cfg, cfg_path = _driver_setup(scenario, paths, master_url, info, store, driver)
     occurrences = fault_occurrences(scenario)
     fired = FiredLog(cfg.fired_dir)
-    supervisor = _supervisor(cfg, cfg_path, paths, history, occurrences, fired, cluster, driver)
+    driver_env = info.driver_env if info is not None else None
+    supervisor = _supervisor(
+        cfg, cfg_path, paths, history, occurrences, fired, (cluster, driver_env), driver
+    )
     law = rate_law(cfg.rate, scenario.run_s)
     error: str | None = None
     interrupted: Interrupted | None = None
@@ -206,11 +209,12 @@ def _supervisor(
     history: HistoryWriter,
     occurrences: list[Occurrence[Any]],
     fired: FiredLog,
-    cluster: ClusterBackend | None,
+    cluster_env: tuple[ClusterBackend | None, dict[str, str] | None],
     driver: Placement,
 ) -> Supervisor:
-    """The driver's supervisor: on the cluster's environment and the driver's host."""
-    info = cluster.require_info() if cluster is not None else None
+    """The driver's supervisor: on the cluster, in its driver environment, on the driver's
+    host."""
+    cluster, env = cluster_env
     return Supervisor(
         cfg_path,
         Path(cfg.stop_file),
@@ -220,7 +224,7 @@ def _supervisor(
         occurrences,
         fired,
         cluster=cluster,
-        env=info.driver_env if info is not None else None,
+        env=env,
         placement=driver,
     )
 

@@ -59,7 +59,12 @@ def test_a_partition_is_recorded_at_its_heal_with_both_probes(tmp_path, network)
 
 
 def test_a_cut_that_did_not_cut_is_never_recorded(tmp_path, network, monkeypatch):
-    monkeypatch.setattr(network_module, "cut", lambda *args, **kwargs: [])  # rules that miss
+    real_cut = network_module.cut
+
+    def cut_elsewhere(network, label, pairs, loss_percent=None):  # real rules that miss
+        return real_cut(network, label, [("worker:1", "runner")], loss_percent)
+
+    monkeypatch.setattr(network_module, "cut", cut_elsewhere)
     cut = occurrence("partition", 0, 0.0, 0.5, None, {"isolate": "worker:2"})
     _run_to_end(_faults(tmp_path, network, cut))
     assert _recorded(tmp_path) == []
