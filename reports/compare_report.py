@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -127,11 +128,24 @@ def render_comparison(
         "suspect": [r for rs in runs.values() for r in rs if r.verdict != "valid"],
         "forced": [r for rs in runs.values() for r in rs if r.instant_mode_forced],
         "charts": _charts(timelines),
+        **_statistics(out_dir),
     }
     html = out_dir / "compare.html"
     html.write_text(render("compare.html", **context), encoding="utf-8")
     (out_dir / "compare.md").write_text(render("compare.md", **context), encoding="utf-8")
     return html
+
+
+def _statistics(out_dir: Path) -> dict[str, Any]:
+    """How the comparison was tested, and its headline conclusions, from its compare.json
+    (a fixed 95% design when there is none)."""
+    try:
+        document = json.loads((out_dir / "compare.json").read_text())
+    except (OSError, ValueError):
+        document = {}
+    stats = {"alpha": 0.05, "level_pct": 95, "looks_planned": 1, "stopped": None}
+    stats.update(document.get("statistics") or {})
+    return {"stats": stats, "conclusions": document.get("conclusions") or []}
 
 
 def _charts(timelines: dict[str, list[Timeline]]) -> list[Chart]:

@@ -76,7 +76,11 @@ def compare(
         print((result.out_dir / "compare.json").read_text().strip(), file=stdout, flush=True)
     else:
         labels = {v: f"{v} [{lines[v]}]" if lines.get(v) else v for v in result.variants}
-        print_comparison(result.tables, labels)
+        print_comparison(result.tables, labels, level_pct=result.level_pct)
+        for line in result.conclusions(loaded.compare.decide):
+            out.print(escape(f"{line['pair']}: {line['text']}"), soft_wrap=True)
+        if result.stopped and loaded.compare.decide:
+            out.print(escape(f"stopped: {result.stopped}"))
         out.print(f"[bold]{escape(str(page))}[/bold]")
     # No verdicts at all proves nothing: fail closed.
     raise typer.Exit(worst_exit_code(result.verdicts, empty=EXIT_ERROR))

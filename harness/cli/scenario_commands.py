@@ -111,10 +111,11 @@ def run(
     With --json, stdout carries each variant's result.json, one document per line."""
     # The CLI is the shell over every layer: the runner (pyspark) and the reports.
     from harness.checks.verdict import worst_exit_code
+    from harness.jobs.ceiling import resolve_load
     from harness.runner.run import run_scenario
     from reports import render_run
 
-    loaded = load(scenario, set_)
+    loaded, _ = resolve_load(load(scenario, set_), out_dir, quiet)
     verdicts: list[str] = []
     with documents_only(json_) as stdout:
         for variant, resolved in expand_matrix(loaded):

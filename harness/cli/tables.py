@@ -17,13 +17,16 @@ if TYPE_CHECKING:
 
 
 def print_comparison(
-    tables: Sequence[Mapping[str, Any]], labels: Mapping[str, str], console: Console = out
+    tables: Sequence[Mapping[str, Any]],
+    labels: Mapping[str, str],
+    console: Console = out,
+    level_pct: float = 95,
 ) -> None:
     """One table per pair of variants (compare.json's `tables`); `labels` name each variant
-    as printed (with its system and Spark line)."""
+    as printed (with its system and Spark line); level_pct: the intervals' level."""
     for pair in tables:
         a, b = (labels.get(pair[side], pair[side]) for side in ("a", "b"))
-        print_whole(console, comparison_table([a, b], pair["rows"]))
+        print_whole(console, comparison_table([a, b], pair["rows"], level_pct))
 
 
 def print_whole(console: Console, grid: RenderableType) -> None:
@@ -39,7 +42,7 @@ def print_whole(console: Console, grid: RenderableType) -> None:
     console.print(Segments(lines), soft_wrap=True)  # soft_wrap: the lines are not cropped
 
 
-def comparison_table(variants: list[str], table: list[dict]) -> RichTable:
+def comparison_table(variants: list[str], table: list[dict], level_pct: float = 95) -> RichTable:
     from rich import box
     from rich.table import Table as RichTable
 
@@ -54,7 +57,7 @@ def comparison_table(variants: list[str], table: list[dict]) -> RichTable:
     grid.add_column("metric", no_wrap=True)
     grid.add_column("A", justify="right", min_width=6)
     grid.add_column("B", justify="right", min_width=6)
-    grid.add_column("delta % [95% interval]", no_wrap=True)
+    grid.add_column(f"delta % [{level_pct:g}% interval]", no_wrap=True)
     grid.add_column("q (BH)", justify="right", min_width=5)
     grid.add_column("verdict", no_wrap=True)
     for row in table:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.checks.verdict import EXIT_ERROR, EXIT_VALID, worst_exit_code
+from harness.jobs.ceiling import at_constant_rate, resolve_load
 from harness.jobs.contention import (
     DEFAULT_USERS,
     ContentionError,
@@ -37,7 +38,7 @@ from harness.runner.environment import environment
 from harness.runner.progress import JobProgress
 from harness.runner.run import run_scenario
 from harness.runner.rundir import RunOutcome
-from harness.scenario import Scenario, validate_scenario
+from harness.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class CapacityGrid:
                     f"{scenario.source_file}: source.rate: capacity derives its rates from a "
                     f"constant rate (got shape {rate.shape!r}); give the rates explicitly"
                 )
-            rates = tuple(rate.rows_per_s * f for f in (0.5, 1.0, 2.0))
+            rates = tuple(rate.per_second() * f for f in (0.5, 1.0, 2.0))
         interval = scenario.engine.checkpoint_interval_s
         return CapacityGrid(
             rates=rates,
@@ -128,13 +129,13 @@ class CapacityResult:
 
 def point_scenario(scenario: Scenario, grid: CapacityGrid, rate: float, config: Config) -> Scenario:
     """The scenario at one grid point: constant rate, writers, interval, short run."""
-    raw = scenario.model_dump(mode="json")
-    raw.update(matrix={}, repeat=1, warmup_s=grid.warmup_s, duration_s=grid.duration_s)
-    raw["source"]["rate"] = {"shape": "constant", "rows_per_s": rate}
-    raw["engine"]["writers"] = config.writers
-    raw["engine"]["checkpoint_interval_s"] = config.interval_s
-    label = f"rate={rate:g} writers={config.writers} interval={config.interval_s:g}"
-    return validate_scenario(raw, f"{scenario.source_file} [capacity {label}]")
+    engine = {
+        **scenario.engine.model_dump(mode="json"),
+        "writers": config.writers,
+        "checkpoint_interval_s": config.interval_s,
+    }
+    label = f"capacity rate={rate:g} writers={config.writers} interval={config.interval_s:g}"
+    return at_constant_rate(scenario, rate, (grid.warmup_s, grid.duration_s), label, engine=engine)
 
 
 def run_capacity(
@@ -150,10 +151,11 @@ def run_capacity(
             f"{scenario.source_file}: matrix: capacity sweeps its own grid (rates, writers, "
             "checkpoint intervals); remove the matrix"
         )
-    grid = (grid or CapacityGrid()).resolve(scenario)
-    assert grid.rates and grid.writers and grid.intervals  # resolve() filled them in
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     out_dir = Path(out) / f"{scenario.name}-capacity-{stamp}"
+    scenario, _ = resolve_load(scenario, out_dir, quiet)  # its rate as a fraction of the ceiling
+    grid = (grid or CapacityGrid()).resolve(scenario)
+    assert grid.rates and grid.writers and grid.intervals  # resolve() filled them in
 
     def run_point(rate: float, config: Config) -> dict[str, Any]:
         variant = f"rate-{rate:g}-writers-{config.writers}-ckpt-{config.interval_s:g}s"

@@ -9,14 +9,16 @@ import itertools
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
 from harness.history import read_events
+from harness.jobs.ceiling import Ceiling, resolve_load
 from harness.metrics import CompareParams, MetricParams, RunSamples, compare_variants, run_samples
 from harness.metrics.samples import SERIES
+from harness.metrics.sequential import SequentialPlan, conclusion, decision, undecided
 from harness.runner.environment import spark_line
 from harness.runner.progress import JobProgress
 from harness.runner.run import run_scenario
@@ -47,11 +49,35 @@ class Comparison:
     runs: dict[str, list[RunOutcome]] = field(default_factory=dict)
     # One table per pair of variants, in order (A, B), (A, C), (B, C): B against A.
     tables: list[PairTable] = field(default_factory=list)
+    ceiling: Ceiling | None = None  # the measured ceiling a fraction_of_ceiling rate is of
+    params: CompareParams = field(default_factory=CompareParams)  # as every look tested
+    stopped: str | None = None  # why no more pairs were run
+    undecided: list[str] = field(default_factory=list)  # `pair: metric` left undecided
 
     @property
     def table(self) -> list[dict[str, Any]]:
         """The first pair's rows (the whole comparison when there are two variants)."""
         return self.tables[0]["rows"] if self.tables else []
+
+    @property
+    def level_pct(self) -> float:
+        """The level of every interval in the tables (each look's, when it looked often)."""
+        return round(100 * (1 - self.params.alpha), 2)
+
+    def conclusions(self, decide: Sequence[str]) -> list[dict[str, str]]:
+        """The metrics to decide, in plain words, for every pair."""
+        delta = self.params.min_delta_pct
+        return [
+            {
+                "pair": f"{t['b']} vs {t['a']}",
+                "metric": row["metric"],
+                "decision": decision(row, delta),
+                "text": conclusion(row, delta, self.level_pct),
+            }
+            for t in self.tables
+            for row in t["rows"]
+            if row["metric"] in decide
+        ]
 
     @property
     def verdicts(self) -> list[str]:
@@ -113,6 +139,7 @@ def run_comparison(
     on_run: Callable[[RunOutcome], object] | None = None,
     params: CompareParams | None = None,
 ) -> Comparison:
+    started = time.monotonic()
     variants = expand_matrix(scenario)
     if not 2 <= len(variants) <= MAX_COMPARED:
         raise ValueError(
@@ -121,43 +148,74 @@ def run_comparison(
         )
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     comparison = Comparison(out / f"{scenario.name}-compare-{stamp}", [v for v, _ in variants])
+    # Every variant at one absolute rate: the scenario's ceiling as written, without matrix.
+    scenario, comparison.ceiling = resolve_load(scenario, comparison.out_dir, quiet)
+    variants = expand_matrix(scenario)
     comparison.runs = {name: [] for name, _ in variants}
-    samples = _interleaved_runs(scenario, variants, comparison, repeat, quiet, on_run)
+    plan = SequentialPlan(
+        tuple(scenario.compare.decide), repeat or scenario.repeat, scenario.compare.budget_s
+    )
+    comparison.params = base = params or CompareParams()
+    if plan.decide:
+        comparison.params = plan.look_params(base)
+    samples: dict[str, list[RunSamples]] = {name: [] for name, _ in variants}
+    runs_dir = comparison.out_dir / "runs"
+    durations = [resolved.run_s for _ in range(plan.max_pairs) for _, resolved in variants]
+    pairs_started = time.monotonic()
+    with JobProgress(f"compare {scenario.name}", durations, quiet) as job:
+        for pair in range(1, plan.max_pairs + 1):
+            for name, resolved in variants:
+                with job.run(name):
+                    outcome = run_scenario(resolved, runs_dir, name, quiet)
+                comparison.runs[name].append(outcome)
+                samples[name].append(outcome_samples(outcome, resolved))
+                if on_run is not None:
+                    job.status("rendering the report")
+                    _render(on_run, outcome)
+            now = time.monotonic()
+            spent = (now - started, now - pairs_started)
+            comparison.stopped = _after_pair(comparison, samples, plan, pair, spent)
+            if comparison.stopped:
+                break
+    _write_compare_json(scenario, comparison, plan)
+    return comparison
+
+
+def _look(comparison: Comparison, samples: dict[str, list[RunSamples]]) -> None:
+    """The tables over the pairs run so far."""
     pairs = list(itertools.combinations(comparison.variants, 2))
-    results = compare_variants(samples, pairs, params=params)
+    results = compare_variants(samples, pairs, params=comparison.params)
     comparison.tables = [
         PairTable(a=a, b=b, rows=table_rows(stats))
         for (a, b), stats in zip(pairs, results, strict=True)
     ]
-    _write_compare_json(scenario, comparison, params)
-    return comparison
 
 
-def _interleaved_runs(
-    scenario: Scenario,
-    variants: list[tuple[str, Scenario]],
+def _after_pair(
     comparison: Comparison,
-    repeat: int | None,
-    quiet: bool,
-    on_run: Callable[[RunOutcome], object] | None,
-) -> dict[str, list[RunSamples]]:
-    """Interleave A, B, C, A, B, C, ...: drift of the machine over time hits every variant
-    alike, and each run has a run of every other variant next to it to be paired with."""
-    samples: dict[str, list[RunSamples]] = {name: [] for name, _ in variants}
-    runs_dir = comparison.out_dir / "runs"
-    repeats = repeat or scenario.repeat
-    plan = [resolved.run_s for _ in range(repeats) for _, resolved in variants]
-    with JobProgress(f"compare {scenario.name}", plan, quiet) as job:
-        for _ in range(repeats):
-            for name, resolved in variants:
-                with job.run(name):
-                    outcome = run_scenario(resolved, runs_dir, name, quiet)
-                    comparison.runs[name].append(outcome)
-                    samples[name].append(outcome_samples(outcome, resolved))
-                    if on_run is not None:
-                        job.status("rendering the report")
-                        _render(on_run, outcome)
-    return samples
+    samples: dict[str, list[RunSamples]],
+    plan: SequentialPlan,
+    pairs: int,
+    spent: tuple[float, float],
+) -> str | None:
+    """Look at the pairs so far when the plan says to; why the comparison stops, if it does.
+    A budget is kept by not starting a pair that would end past it, judged by the mean pair
+    so far (`spent`: seconds since the comparison began, and since its first pair)."""
+    if pairs >= plan.max_pairs:
+        _look(comparison, samples)
+        return f"{pairs} pairs (repeat)"
+    if not plan.decide or pairs < comparison.params.min_pairs:
+        return None
+    _look(comparison, samples)
+    comparison.undecided = undecided(
+        comparison.tables, plan.decide, comparison.params.min_delta_pct
+    )
+    if not comparison.undecided:
+        return f"every metric to decide is decided after {pairs} pairs"
+    total_s, pairs_s = spent
+    if plan.budget_s is not None and total_s + pairs_s / pairs > plan.budget_s:
+        return f"{pairs} pairs: another would end past the budget of {plan.budget_s:g} s"
+    return None
 
 
 def _render(on_run: Callable[[RunOutcome], object], outcome: RunOutcome) -> None:
@@ -167,21 +225,27 @@ def _render(on_run: Callable[[RunOutcome], object], outcome: RunOutcome) -> None
         print(f"{outcome.paths.root}: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
-def _write_compare_json(
-    scenario: Scenario, comparison: Comparison, params: CompareParams | None
-) -> None:
+def _write_compare_json(scenario: Scenario, comparison: Comparison, plan: SequentialPlan) -> None:
     runs = comparison.runs
     document = {
         "scenario": scenario.name,
         "variants": comparison.variants,
         "spark_lines": comparison.spark_lines,
+        "ceiling": comparison.ceiling.to_dict() if comparison.ceiling else None,
         "runs": {v: [str(o.paths.root) for o in outs] for v, outs in runs.items()},
         "verdicts": {v: [o.verdict for o in outs] for v, outs in runs.items()},
         "statistics": {
-            **asdict(params or CompareParams()),
+            **asdict(comparison.params),
             "interval": "hierarchical bootstrap: pairs, then circular blocks of seconds",
             "fdr": "Benjamini-Hochberg",
+            "decide": list(plan.decide),
+            "looks_planned": plan.looks(comparison.params) if plan.decide else 1,
+            "budget_s": plan.budget_s,
+            "level_pct": comparison.level_pct,
+            "stopped": comparison.stopped,
+            "undecided": comparison.undecided,
         },
+        "conclusions": comparison.conclusions(plan.decide),
         # "table" is the first pair's (the whole comparison of two variants); "tables"
         # has every pair, B against A.
         "table": comparison.table,

@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.checks.verdict import EXIT_ERROR, EXIT_INVALID, EXIT_VALID, exit_code
 from harness.jobs.benchmarks import run_benchmarks
+from harness.jobs.ceiling import resolve_load
 from harness.jobs.regression import (
     BENCHMARK_METRICS,
     Direction,
@@ -30,10 +31,11 @@ from harness.jobs.regression import (
 from harness.jobs.store import ResultsStore, flatten
 from harness.jobs.suite import Suite, SuiteEntry, load_suite
 from harness.runner.environment import environment
+from harness.runner.errors import RunError
 from harness.runner.progress import JobProgress
 from harness.runner.run import run_scenario
 from harness.runner.rundir import RunOutcome
-from harness.scenario import expand_matrix
+from harness.scenario import ScenarioError, expand_matrix
 
 # What is judged, by run kind: {metric: (direction, smallest absolute change that matters)}.
 RULES: dict[str, dict[str, tuple[Direction, float]]] = {
@@ -199,7 +201,11 @@ def _run_entry(
     job: JobProgress,
 ) -> list[RunRecord]:
     records = []
-    for variant, scenario in expand_matrix(entry.scenario):
+    try:
+        loaded, _ = resolve_load(entry.scenario, runs_dir, quiet)
+    except (RunError, ScenarioError) as exc:  # one broken scenario must not cost the night
+        return [RunRecord(entry.id, "scenario", f"{entry.id}#ceiling", "unknown", error=str(exc))]
+    for variant, scenario in expand_matrix(loaded):
         series = f"{entry.id}/{variant}" if variant else entry.id
         for repeat in range(entry.repeat):
             record = RunRecord(

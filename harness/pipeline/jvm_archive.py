@@ -29,6 +29,8 @@ from pathlib import Path
 
 import psutil
 
+from infra.cache import cache_root
+
 OFF_ENV = "INSTANTBENCH_JVM_ARCHIVE"
 JVM_EXIT_TIMEOUT_S = 120.0  # writing the archive takes a few seconds
 # The JVM reports every class it cannot archive (signed jars, old class versions): noise.
@@ -36,8 +38,7 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "instantbench" / "jvm"
+    return cache_root() / "jvm"
 
 
 def _java() -> Path | None:

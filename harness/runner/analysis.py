@@ -21,6 +21,7 @@ from harness.runner.per_second import write_per_second
 from harness.runner.rundir import RunPaths
 from harness.runner.table_store import storage_environment
 from harness.scenario import Scenario
+from harness.scenario.rate import ConstantRate
 
 
 def _fault_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -182,6 +183,19 @@ def assemble_result(
             for m in missed
         ],
         "environment": environment_,
+        "load": _load(scenario),
+    }
+
+
+def _load(scenario: Scenario) -> dict[str, float | None] | None:
+    """The rate a fraction of the machine's ceiling resolved to (harness.jobs.ceiling)."""
+    rate = scenario.source.rate
+    if not isinstance(rate, ConstantRate) or rate.fraction_of_ceiling is None:
+        return None
+    return {
+        "fraction_of_ceiling": rate.fraction_of_ceiling,
+        "ceiling_rows_per_s": rate.ceiling_rows_per_s,
+        "rows_per_s": rate.rows_per_s,
     }
 
 

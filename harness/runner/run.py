@@ -38,7 +38,9 @@ from harness.runner.runner_host import run_on_hosts
 from harness.runner.supervisor import Supervisor
 from harness.runner.table_setup import set_up_table
 from harness.runner.table_store import TableStore
-from harness.scenario import Scenario
+from harness.scenario import Scenario, ScenarioError
+from harness.scenario.errors import Problem
+from harness.scenario.rate import ConstantRate
 from harness.workload.background import Background, start_background
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ def run_scenario(
     quiet: bool = False,
     master: str | None = None,
 ) -> RunOutcome:
+    _require_rate(scenario)
     if scenario.system.kind == "hudi":  # Apache Hudi's own writer, on its own Spark runtime
         from harness.systems.hudi.run import run_hudi
 
@@ -68,6 +71,15 @@ def run_scenario(
     if scenario.cluster.backend == "hosts":  # the run's own hosts, its runner on one
         return run_on_hosts(scenario, paths, variant, quiet, master)
     return run_stored(scenario, paths, variant, quiet, master, None)
+
+
+def _require_rate(scenario: Scenario) -> None:
+    """A fraction of the ceiling is resolved by the job before its runs (compare, run,
+    nightly, capacity: harness.jobs.ceiling.resolve_load); a run needs the rate itself."""
+    rate = scenario.source.rate
+    if isinstance(rate, ConstantRate) and rate.unresolved:
+        problem = Problem("source.rate.fraction_of_ceiling", "not resolved to rows_per_s")
+        raise ScenarioError(scenario.source_file, [problem])
 
 
 def run_stored(

@@ -21,6 +21,7 @@ from harness.scenario.base import (
     Seconds,
     Strict,
 )
+from harness.scenario.compare_plan import ComparePlan
 from harness.scenario.faults import Fault
 from harness.scenario.keys import get_dotted
 from harness.scenario.rate import ConstantRate, Rate
@@ -342,7 +343,9 @@ class Scenario(Strict):
     value (e.g. [{engine.instant_mode: blocking}, {engine.instant_mode: async},
     {system.kind: hudi}]), for variants that are not a product."""
     repeat: Count = 1
-    """Runs per variant (`compare` interleaves them)."""
+    """Runs per variant (`compare` interleaves them; with compare.decide, at most this many)."""
+    compare: ComparePlan = Field(default_factory=ComparePlan)
+    """When `compare` has run enough pairs."""
 
     # Where the scenario came from, for error messages about it (not part of the file).
     _source: str = PrivateAttr(default="<scenario>")

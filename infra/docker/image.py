@@ -9,16 +9,15 @@ build_image.sh calls.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+
+from infra.cache import cache_root, exclusive
 
 REPO = "instantbench-spark"
 BASE_IMAGE = "instantbench-debian:bookworm"
@@ -147,23 +146,12 @@ def ensure_image(log: Path | None = None, timeout_s: float = 1800) -> str:
     tag = image_tag()
     if image_exists(tag):
         return tag
-    with _build_lock():
+    # One build at a time on this machine (two test lanes, two runs): two builds of one tag
+    # would race for it, and a build prunes old project images another may be using.
+    with exclusive(cache_root() / "docker-image.lock"):
         if image_exists(tag):  # built by the process that held the lock before
             return tag
         return _build(tag, log, timeout_s)
-
-
-@contextlib.contextmanager
-def _build_lock() -> Iterator[None]:
-    """One build at a time on this machine (two test lanes, two runs): two builds of one
-    tag would race for it, and a build prunes old project images another may be using.
-    The kernel drops a dead holder's fcntl lock."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    path = Path(base) / "instantbench" / "docker-image.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield
 
 
 def _build(tag: str, log: Path | None, timeout_s: float) -> str:

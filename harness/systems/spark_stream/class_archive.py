@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 from harness.pipeline.jvm_archive import maps
-from harness.systems.spark_stream.runtime_cache import exclusive
+from infra.cache import exclusive
 
 ARCHIVE_NAME = "spark-classes.jsa"  # the runtime side's name for it too
 FAILED_NAME = "spark-classes.failed"

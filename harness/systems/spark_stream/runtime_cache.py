@@ -12,7 +12,6 @@ file is written last; a jar is fetched into a temporary folder and renamed into 
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -21,12 +20,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Any
+
+from infra.cache import cache_root, exclusive
 
 MARKER = ".instantbench-complete"  # written last: a venv without it is half-made
 PIP_TIMEOUT_S = 1800  # a cold pip cache builds pyspark's ~300 MB sdist
@@ -54,24 +54,6 @@ class SparkRuntime:
         venv = Path(self.python).parent.parent
         found = sorted(venv.glob("lib/python*/site-packages/pyspark"))
         return found[0] if found else venv / "pyspark"
-
-
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "instantbench"
-
-
-@contextmanager
-def exclusive(lock_path: Path) -> Iterator[None]:
-    """An exclusive fcntl lock on `lock_path`, released when the block ends (or the holder
-    dies: the kernel drops a dead process's locks, so a crash cannot wedge the cache)."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _run(cmd: list[str], timeout_s: float, cwd: Path | None = None) -> tuple[int, str]:

@@ -63,7 +63,10 @@ def fake_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 def test_run_json_prints_one_result_document_per_variant(fake_runs: Path) -> None:
     scenario = SCENARIOS / "blocking-vs-async.yaml"  # a matrix of two variants
-    result = CliRunner().invoke(app, ["run", str(scenario), "--json", "--out", str(fake_runs)])
+    known = ["--set", "source.rate.ceiling_rows_per_s=30000"]  # no ceiling to measure
+    result = CliRunner().invoke(
+        app, ["run", str(scenario), "--json", "--out", str(fake_runs), *known]
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     docs = [json.loads(line) for line in lines]  # every stdout line is a document

@@ -105,7 +105,9 @@ def test_compare_shows_run_k_of_n_on_stderr_never_on_stdout(
 
     seen: list[str] = []
     monkeypatch.setattr(job, "run_scenario", fake_runner(tmp_path, seen))
-    scenario = load_scenario(SCENARIOS / "blocking-vs-async.yaml")
+    scenario = load_scenario(
+        SCENARIOS / "blocking-vs-async.yaml", ["source.rate.ceiling_rows_per_s=30000"]
+    )
     job.run_comparison(
         scenario, tmp_path / "out", repeat=4, quiet=quiet, params=CompareParams(resamples=50)
     )

@@ -12,6 +12,7 @@ import pytest
 from harness.history import read_events
 from harness.jobs.compare import table_rows
 from harness.metrics import CompareParams, compare_variants, run_samples
+from harness.runner.rundir import RunOutcome, RunPaths
 from reports import render_comparison
 
 SMOKE = Path(__file__).resolve().parents[3] / "scenarios" / "smoke.yaml"
@@ -141,7 +142,8 @@ def test_the_compare_job_interleaves_pairs_and_writes_intervals(
         )
 
     monkeypatch.setattr(job, "run_scenario", fake_run)
-    scenario = load_scenario(Path(__file__).parents[3] / "scenarios" / "blocking-vs-async.yaml")
+    main = Path(__file__).parents[3] / "scenarios" / "blocking-vs-async.yaml"
+    scenario = load_scenario(main, ["source.rate.ceiling_rows_per_s=30000"])  # nothing to measure
     result = job.run_comparison(
         scenario, tmp_path / "out", repeat=3, params=CompareParams(resamples=200)
     )
@@ -204,3 +206,64 @@ def test_the_compare_job_interleaves_three_variants_and_writes_every_pair(
     assert saved["table"] == saved["tables"][0]["rows"]  # two-variant readers keep working
     blocked = {r["metric"]: r for r in saved["tables"][0]["rows"]}["writer_blocked_ms_per_s.mean"]
     assert blocked["verdict"] == "better"  # async against blocking, as in the two-way page
+
+
+def _synthetic_runs(make_run: Callable[..., Path], order: list[str]):
+    def run_scenario(scenario, out, variant, quiet):  # a finished synthetic run per call
+        order.append(variant)
+        root = make_run(scenario.engine.instant_mode, f"{variant}-{len(order)}")
+        return RunOutcome(
+            RunPaths(root, root / "table"), json.loads((root / "result.json").read_text())
+        )
+
+    return run_scenario
+
+
+def test_a_sequential_comparison_stops_once_its_metrics_are_decided(
+    make_run: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.jobs import compare
+    from harness.scenario import load_scenario
+
+    order: list[str] = []
+    monkeypatch.setattr(compare, "run_scenario", _synthetic_runs(make_run, order))
+    decide = "compare={decide: [writer_blocked_ms_per_s.mean, instant_request_ms.p99]}"
+    scenario = load_scenario(SMOKE, ["matrix={engine.instant_mode: [blocking, async]}", decide])
+    result = compare.run_comparison(scenario, tmp_path, repeat=8, quiet=True)
+    assert len(order) == 6  # three pairs: both decided at the first look
+    saved = json.loads((result.out_dir / "compare.json").read_text())
+    stats = saved["statistics"]
+    assert stats["looks_planned"] == 6 and stats["alpha"] == pytest.approx(0.05 / 6)
+    assert stats["stopped"] == "every metric to decide is decided after 3 pairs"
+    texts = {c["metric"]: c for c in saved["conclusions"]}
+    assert texts["writer_blocked_ms_per_s.mean"]["decision"] == "better"
+    assert (
+        "B is better, -100.0% [-100.0, -100.0] (99.17% interval, 3 pairs)"
+        in (texts["writer_blocked_ms_per_s.mean"]["text"])
+    )
+    page = render_comparison(
+        {v: [o.paths.root for o in outs] for v, outs in result.runs.items()},
+        result.out_dir,
+        result.tables,
+    ).read_text()
+    assert "The headline metrics" in page and "delta% [99.17% interval]" in page
+
+
+def test_an_undecided_comparison_runs_until_its_budget_and_says_why(
+    make_run: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.jobs import compare
+    from harness.scenario import load_scenario
+
+    order: list[str] = []
+    monkeypatch.setattr(compare, "run_scenario", _synthetic_runs(make_run, order))
+    undecidable = "throughput_rows_per_s.mean"  # the same in both modes, noisy in each run
+    plan = f"compare={{decide: [{undecidable}], budget_s: 0.001}}"
+    scenario = load_scenario(SMOKE, ["matrix={engine.instant_mode: [blocking, async]}", plan])
+    result = compare.run_comparison(scenario, tmp_path, repeat=8, quiet=True)
+    assert len(order) == 6 and result.undecided == [
+        f"instant-mode-async vs instant-mode-blocking: {undecidable}"
+    ]
+    assert result.stopped == "3 pairs: another would end past the budget of 0.001 s"
+    [line] = result.conclusions([undecidable])
+    assert line["decision"] == "undecided" and "holds both no change and a change" in line["text"]
