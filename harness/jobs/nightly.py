@@ -13,22 +13,26 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.checks.verdict import EXIT_ERROR, EXIT_INVALID, EXIT_VALID, exit_code
+from harness.checks.verdict import EXIT_INVALID, EXIT_VALID
 from harness.jobs.benchmarks import run_benchmarks
 from harness.jobs.ceiling import resolve_load
+from harness.jobs.nightly_compare import DECISIONS_KIND, run_compare_entry
 from harness.jobs.regression import (
     BENCHMARK_METRICS,
+    DetectorParams,
     Direction,
     Finding,
     judge,
+    judge_change,
     scenario_rules,
 )
-from harness.jobs.store import ResultsStore, flatten
+from harness.jobs.run_record import RunRecord
+from harness.jobs.store import ResultsStore
 from harness.jobs.suite import Suite, SuiteEntry, load_suite
 from harness.runner.environment import environment
 from harness.runner.errors import RunError
@@ -43,30 +47,6 @@ RULES: dict[str, dict[str, tuple[Direction, float]]] = {
     "benchmark": BENCHMARK_METRICS,
 }
 TREND_NIGHTS = 30  # nights drawn per trend chart
-
-
-@dataclass
-class RunRecord:
-    series: str
-    kind: str  # scenario | benchmark
-    run_id: str
-    verdict: str
-    run_dir: str | None = None
-    variant: str | None = None
-    overrides: list[str] = field(default_factory=list)
-    repeat: int = 0
-    error: str | None = None
-    metrics: dict[str, float] = field(default_factory=dict)  # flattened, dotted names
-    environment: dict[str, Any] = field(default_factory=dict)
-    expect: str | None = None  # the verdict the suite entry expects; None: valid
-    missed: str | None = None  # why the run missed its expectation
-
-    @property
-    def exit_code(self) -> int:
-        code = exit_code(self.verdict)
-        if self.expect is None or code == EXIT_ERROR:  # unknown or an error: closed either way
-            return code
-        return EXIT_INVALID if self.missed else EXIT_VALID
 
 
 @dataclass
@@ -99,9 +79,10 @@ def run_nightly(
     night_id = f"{loaded.name}-{now:%Y%m%dT%H%M%S}"
     out_dir = Path(store) / "nights" / night_id
     runs: list[RunRecord] = []
-    plan = [
+    plan = [  # a comparison is one status line: how many pairs it runs is its own call
         scenario.run_s
         for entry in loaded.entries
+        if not entry.compare
         for _, scenario in expand_matrix(entry.scenario)
         for _ in range(entry.repeat)
     ]
@@ -133,11 +114,10 @@ def record_night(
     history = store.history(
         suite.name, host, ts, sorted({s for _, s, _ in values}), suite.detector.window
     )
-    findings = []
-    for (kind, series, metric), value in sorted(values.items()):
-        direction, floor = RULES[kind][metric]
-        past = history.get((series, metric), [])
-        findings.append(judge(series, metric, value, past, direction, suite.detector, floor))
+    findings = [
+        _judge(kind, series, metric, value, history.get((series, metric), []), suite.detector)
+        for (kind, series, metric), value in sorted(values.items())
+    ]
     common = {"night_id": night_id, "ts": ts, "suite": suite.name, "commit": commit, "host": host}
     store.append(
         "metrics",
@@ -182,11 +162,26 @@ def night_values(runs: list[RunRecord]) -> dict[tuple[str, str, str], float]:
     for run in runs:
         if run.verdict != "valid":
             continue
-        for metric in RULES[run.kind]:
+        # A comparison's decisions are named by its metrics to decide: every one is judged.
+        for metric in run.metrics if run.kind == DECISIONS_KIND else RULES[run.kind]:
             if metric in run.metrics:
                 key = (run.kind, run.series, metric)
                 samples.setdefault(key, []).append(run.metrics[metric])
     return {key: statistics.median(xs) for key, xs in samples.items()}
+
+
+def _judge(
+    kind: str,
+    series: str,
+    metric: str,
+    value: float,
+    past: list[float],
+    detector: DetectorParams,
+) -> Finding:
+    if kind == DECISIONS_KIND:
+        return judge_change(series, metric, value, past)
+    direction, floor = RULES[kind][metric]
+    return judge(series, metric, value, past, direction, detector, floor)
 
 
 def _run_key(run: RunRecord) -> dict[str, Any]:
@@ -201,6 +196,9 @@ def _run_entry(
     job: JobProgress,
 ) -> list[RunRecord]:
     records = []
+    if entry.compare:
+        job.status(f"compare {entry.id}")
+        return run_compare_entry(entry, runs_dir, on_run)
     try:
         loaded, _ = resolve_load(entry.scenario, runs_dir, quiet)
     except (RunError, ScenarioError) as exc:  # one broken scenario must not cost the night
@@ -225,13 +223,7 @@ def _run_entry(
                 record.error = f"{type(exc).__name__}: {exc}"
                 records.append(record)
                 continue
-            result = outcome.result
-            record.run_id, record.run_dir = result["run_id"], str(outcome.paths.root)
-            record.verdict, record.error = result["verdict"], result.get("error")
-            record.missed = entry.missed(result)
-            record.metrics = flatten(result.get("metrics") or {})
-            record.environment = result.get("environment") or {}
-            records.append(record)
+            records.append(record.finished(outcome, entry.missed(outcome.result)))
             if on_run is not None:
                 on_run(outcome)
     return records

@@ -114,6 +114,18 @@ def judge(
     )
 
 
+def judge_change(series: str, metric: str, value: float, history: Sequence[float]) -> Finding:
+    """A comparison's decision (a code, harness.jobs.nightly_compare.DECISION_CODES) against
+    the last night's: any change is flagged as a regression, in either direction (a verdict
+    that flips is news the night's reader must see, whichever way it went)."""
+    past = [h for h in history if h is not None and math.isfinite(h)]
+    if not past:
+        return Finding(series, metric, "higher", value, "short_history", 0)
+    last = past[-1]
+    status: Status = "ok" if value == last else "regression"
+    return Finding(series, metric, "higher", value, status, len(past), baseline=last)
+
+
 def _ratio(num: float, den: float) -> float:
     if num == 0:
         return 0.0

@@ -59,6 +59,11 @@ class EntrySpec(Strict):
     expect: Expectation | None = None
     """What every run of the entry must conclude; none: valid. A run that concludes
     otherwise fails the night (exit 1; unknown stays exit 2)."""
+    compare: bool = False
+    """Run the entry as `instantbench compare` does (its matrix, its `repeat` and `compare`
+    plan): its runs join the night as usual, and its headline decisions (compare.decide) as
+    series `<id>/decisions`; a decision that differs from the last night's is flagged like
+    a metric regression."""
 
 
 class BenchmarkSpec(Strict):
@@ -112,6 +117,7 @@ class SuiteEntry:
     repeat: int
     scenario: Scenario
     expect: Expectation | None = None
+    compare: bool = False  # a comparison (harness/jobs/nightly_compare.py), not runs
 
     def missed(self, result: dict) -> str | None:
         """Why a run's result.json misses the entry's expectation; None when it meets it
@@ -198,6 +204,17 @@ def _entry(suite: Path, index: int, spec: EntrySpec) -> SuiteEntry:
             f"{suite}: scenarios.{index}.expect.checks: {', '.join(absent)} not among the "
             f"scenario's checks ({', '.join(scenario.checks)})"
         )
+    if spec.compare and (not scenario.matrix or not scenario.compare.decide or spec.repeat > 1):
+        raise SuiteError(
+            f"{suite}: scenarios.{index}.compare: a comparison needs a scenario with a matrix "
+            "and compare.decide, and no entry repeat (the scenario's `repeat` is its pairs)"
+        )
     return SuiteEntry(
-        spec.id or scenario.name, file, tuple(spec.set), spec.repeat, scenario, spec.expect
+        spec.id or scenario.name,
+        file,
+        tuple(spec.set),
+        spec.repeat,
+        scenario,
+        spec.expect,
+        spec.compare,
     )

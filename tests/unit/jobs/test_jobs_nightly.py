@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from harness.jobs.nightly import RunRecord, record_night
 from harness.jobs.store import ResultsStore
@@ -104,3 +105,73 @@ def test_invalid_and_unknown_verdicts_set_the_exit_code(tmp_path: Path) -> None:
     # Neither counts as history: a later night still has none to be judged against.
     later = _record(suite, tmp_path, 2, _night(2))
     assert {f.n_history for f in later.findings if f.series == "smoke"} == {0}
+
+
+def _decisions(night: int, blocked: str, verdict: str = "valid") -> RunRecord:
+    from harness.jobs.nightly_compare import DECISION_CODES
+
+    metrics = {
+        "writer_blocked_ms_per_s.mean": DECISION_CODES[blocked],
+        "freshness_s.p99": DECISION_CODES["same"],
+    }
+    return RunRecord("bva/decisions", "decision", f"bva-{night}", verdict, metrics=metrics)
+
+
+def test_a_comparison_decision_that_changes_is_flagged_like_a_regression(tmp_path: Path) -> None:
+    suite = load_suite(QUICK)
+    first = _record(suite, tmp_path, 0, [_decisions(0, "better")])
+    assert {f.status for f in first.findings} == {"short_history"}
+    steady = _record(suite, tmp_path, 1, [_decisions(1, "better")])
+    assert {f.status for f in steady.findings} == {"ok"} and steady.exit_code == 0
+    unknown = _record(suite, tmp_path, 2, [_decisions(2, "worse", verdict="unknown")])
+    assert unknown.findings == []  # a comparison with a failed run decided nothing
+    changed = _record(suite, tmp_path, 3, [_decisions(3, "undecided")])
+    [flag] = changed.regressions
+    assert (flag.series, flag.metric) == ("bva/decisions", "writer_blocked_ms_per_s.mean")
+    assert (flag.baseline, flag.value) == (2.0, 0.0) and changed.exit_code == 1
+
+
+def test_a_compare_entry_records_its_runs_and_its_decisions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.jobs import nightly_compare
+    from harness.jobs.compare import Comparison, PairTable
+    from harness.jobs.suite import SuiteEntry
+    from harness.runner.rundir import RunOutcome, RunPaths
+    from harness.scenario import load_scenario
+
+    main = Path(__file__).parents[3] / "scenarios" / "blocking-vs-async.yaml"
+    scenario = load_scenario(main)
+
+    def run_comparison(scenario, runs_dir, quiet, on_run):
+        assert quiet  # the night's display is on the terminal already
+        runs = {
+            v: [
+                RunOutcome(
+                    RunPaths(tmp_path / v, tmp_path / "t"), {"run_id": v, "verdict": "valid"}
+                )
+            ]
+            for v in ("blocking", "async")
+        }
+        row = {"metric": "freshness_s.p99", "n_pairs": 3, "delta_pct": -30.0, "verdict": "better"}
+        rows = [row, {**row, "metric": "writer_blocked_ms_per_s.mean"}]
+        tables = [PairTable(a="blocking", b="async", rows=rows)]
+        return Comparison(tmp_path / "cmp", ["blocking", "async"], runs, tables)
+
+    monkeypatch.setattr(nightly_compare, "run_comparison", run_comparison)
+    entry = SuiteEntry("bva", main, (), 1, scenario, compare=True)
+    records = nightly_compare.run_compare_entry(entry, tmp_path, None)
+    assert [r.series for r in records] == ["bva/blocking", "bva/async", "bva/decisions"]
+    decisions = records[-1]
+    assert decisions.kind == "decision" and decisions.verdict == "valid"
+    assert decisions.metrics == {"freshness_s.p99": 2.0, "writer_blocked_ms_per_s.mean": 2.0}
+
+
+def test_a_compare_entry_needs_a_comparison_to_run(tmp_path: Path) -> None:
+    from harness.jobs.suite import SuiteError
+
+    suite = tmp_path / "s.yaml"
+    main = Path(__file__).parents[3] / "scenarios"
+    suite.write_text(f"name: s\nscenarios:\n  - scenario: {main}/smoke.yaml\n    compare: true\n")
+    with pytest.raises(SuiteError, match=r"scenarios\.0\.compare: a comparison needs"):
+        load_suite(suite)

@@ -24,6 +24,7 @@ def test_the_shipped_suites_parse() -> None:
         "bank",
         "blocking-vs-async",
         "blocking-vs-async-shared-wait",
+        "blocking-vs-async-compare",
         "chaos-mix",
         "s3-standalone",
         *(e.id for e in formats.entries),  # include: [formats.yaml, network.yaml]
@@ -36,6 +37,7 @@ def test_the_shipped_suites_parse() -> None:
         "iceberg",
     }
     assert nightly.entries[3].scenario.engine.truetime.shared_wait
+    assert nightly.entries[4].compare and not nightly.entries[2].compare  # the main job
     assert nightly.benchmarks is not None and nightly.benchmarks.path.name == "benchmarks"
     quick = load_suite(SUITES / "quick.yaml")
     (entry,) = quick.entries
