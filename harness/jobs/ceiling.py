@@ -167,11 +167,11 @@ def probe_scenario(scenario: Scenario, rows_per_s: float) -> Scenario:
     )
 
 
-def search(judge: Callable[[float], Point], start: float = START_ROWS_PER_S) -> list[Point]:
+def search(judge: Callable[[float], Point], start: float | None = None) -> list[Point]:
     """Probe rates until the highest holding one and the lowest failing one are within
     RESOLUTION (or the probes run out, or even MIN_ROWS_PER_S falls behind)."""
     points: list[Point] = []
-    rate = start
+    rate = start or START_ROWS_PER_S
     while len(points) < MAX_PROBES:
         points.append(judge(rate))
         held = [p.rate for p in points if p.holds]

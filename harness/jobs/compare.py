@@ -162,7 +162,8 @@ def run_comparison(
     runs_dir = comparison.out_dir / "runs"
     durations = [resolved.run_s for _ in range(plan.max_pairs) for _, resolved in variants]
     pairs_started = time.monotonic()
-    with JobProgress(f"compare {scenario.name}", durations, quiet) as job:
+    label = f"compare {scenario.name}"
+    with JobProgress(label, durations, quiet, at_most=bool(plan.decide)) as job:
         for pair in range(1, plan.max_pairs + 1):
             for name, resolved in variants:
                 with job.run(name):

@@ -106,7 +106,8 @@ def test_compare_shows_run_k_of_n_on_stderr_never_on_stdout(
     seen: list[str] = []
     monkeypatch.setattr(job, "run_scenario", fake_runner(tmp_path, seen))
     scenario = load_scenario(
-        SCENARIOS / "blocking-vs-async.yaml", ["source.rate.ceiling_rows_per_s=30000"]
+        SCENARIOS / "blocking-vs-async.yaml",
+        ["source.rate.ceiling_rows_per_s=30000", "compare={}"],  # 4 pairs, one look
     )
     job.run_comparison(
         scenario, tmp_path / "out", repeat=4, quiet=quiet, params=CompareParams(resamples=50)
